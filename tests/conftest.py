@@ -1,0 +1,42 @@
+"""Shared fixtures: the repository's notebooks, the sessions data and the canonical setup cell."""
+import json
+import pathlib
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "sessions").glob("[0-9][0-9]_*.ipynb"))
+SESSIONS = yaml.safe_load((ROOT / "papers" / "sessions.yml").read_text())
+SETUP_CELL = (ROOT / "tests" / "setup_cell.py").read_text().rstrip("\n")
+
+
+def load(path):
+    return json.loads(pathlib.Path(path).read_text())
+
+
+def source(cell):
+    text = cell["source"]
+    return text if isinstance(text, str) else "".join(text)
+
+
+def code_cells(nb):
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def session_of(path):
+    """The sessions.yml entry whose notebook is `path`."""
+    stem = f"sessions/{pathlib.Path(path).stem}"
+    matches = [s for s in SESSIONS["sessions"] if s.get("notebook") == stem]
+    assert matches, f"{stem} is not the notebook of any session in papers/sessions.yml"
+    return matches[0]
+
+
+def pytest_generate_tests(metafunc):
+    if "notebook" in metafunc.fixturenames:
+        metafunc.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+
+
+@pytest.fixture
+def nb(notebook):
+    return load(notebook)

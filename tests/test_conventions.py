@@ -1,0 +1,139 @@
+"""The notebook conventions of CONTRIBUTING.md, checked on every notebook in sessions/."""
+import ast
+import re
+from urllib.parse import quote
+
+import pytest
+
+from conftest import NOTEBOOKS, ROOT, SESSIONS, SETUP_CELL, code_cells, load, session_of, source
+
+SHELL_ESCAPES = re.compile(r"^\s*(!|%%?(bash|sh|script|system|sx)\b)", re.M)
+LONGEST_CELL = 50  # lines; CONTRIBUTING asks for about 40
+
+
+def pinned_pdf_url(path):
+    return f"{SESSIONS['upstream_repo']}/blob/{SESSIONS['upstream_commit']}/{quote(path)}"
+
+
+def paper_url(paper):
+    return f"https://arxiv.org/abs/{paper['arxiv']}" if "arxiv" in paper else paper["url"]
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "no notebooks in sessions/"
+
+
+def test_every_listed_notebook_exists():
+    for s in SESSIONS["sessions"]:
+        if "notebook" in s:
+            assert (ROOT / f"{s['notebook']}.ipynb").exists(), f"session {s['n']}: {s['notebook']}.ipynb missing"
+
+
+def test_clean(nb, notebook):
+    for i, cell in enumerate(code_cells(nb)):
+        assert not cell.get("outputs"), f"{notebook.name}: code cell {i} has stored outputs"
+        assert cell.get("execution_count") is None, f"{notebook.name}: code cell {i} has an execution count"
+
+
+def test_setup_cell(nb, notebook):
+    first = source(code_cells(nb)[0]).rstrip("\n")
+    assert first == SETUP_CELL, f"{notebook.name}: the first code cell differs from tests/setup_cell.py"
+
+
+def parameter_names(cell):
+    names = []
+    for stmt in ast.parse(source(cell)).body:
+        assert isinstance(stmt, ast.Assign) and len(stmt.targets) == 1, "only `NAME = \"auto\"` lines"
+        assert isinstance(stmt.value, ast.Constant) and stmt.value.value == "auto", \
+            f"{ast.unparse(stmt)}: every parameter defaults to \"auto\""
+        names.append(stmt.targets[0].id)
+    return names
+
+
+def test_parameters(nb, notebook):
+    cell = code_cells(nb)[1]
+    assert "parameters" in cell["metadata"].get("tags", []), f"{notebook.name}: 2nd code cell not tagged parameters"
+    assert parameter_names(cell), f"{notebook.name}: the parameters cell defines nothing"
+
+
+@pytest.fixture(scope="module")
+def setup_namespace():
+    """The setup cell run once in this process (it imports torch and triton, and defines param)."""
+    namespace = {}
+    exec(compile(SETUP_CELL, "setup_cell", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("bad", ["bogus", -7])
+def test_bad_parameters_raise(nb, notebook, setup_namespace, bad):
+    params, resolution = (source(c) for c in code_cells(nb)[1:3])
+    for name in parameter_names(code_cells(nb)[1]):
+        ns = dict(setup_namespace)
+        exec(params, ns)
+        exec(resolution, ns)  # the defaults resolve
+        exec(params, ns)
+        ns[name] = bad
+        with pytest.raises(ValueError, match=re.escape(name)):
+            exec(resolution, ns)
+
+
+def test_no_shell_lines(nb, notebook):
+    for cell in code_cells(nb):
+        assert not SHELL_ESCAPES.search(source(cell)), \
+            f"{notebook.name}: a shell escape; its failure would not fail the cell:\n{source(cell)[:300]}"
+
+
+def test_workers(nb, notebook):
+    scripts = []
+    for text in (source(c) for c in code_cells(nb)[1:]):
+        first_line = text.split("\n", 1)[0].strip()
+        if first_line.startswith("%%writefile"):
+            script = re.fullmatch(r"%%writefile\s+\{SCRATCH\}/(\S+\.py)", first_line)
+            assert script, f"{notebook.name}: write workers as %%writefile {{SCRATCH}}/name.py: {first_line}"
+            scripts.append(script[1])
+        else:
+            assert not re.search(r"init_process_group|torch\.distributed\.run|torchrun|subprocess", text), \
+                f"{notebook.name}: distributed code outside a %%writefile worker or launch():\n{text[:300]}"
+    launches = "\n".join(source(c) for c in code_cells(nb)[1:] if "launch(" in source(c))
+    for script in scripts:
+        assert f'"{script}"' in launches, f"{notebook.name}: {script} is written but never launch()ed"
+
+
+def test_cells_short(nb, notebook):
+    for cell in code_cells(nb)[1:]:
+        text = source(cell)
+        if not text.startswith("%%writefile"):
+            n = len(text.splitlines())
+            assert n <= LONGEST_CELL, f"{notebook.name}: a {n}-line cell:\n{text[:200]}"
+
+
+def test_in_toc(notebook):
+    toc = (ROOT / "_toc.yml").read_text()
+    assert f"sessions/{notebook.stem}" in toc, f"{notebook.name} is not in _toc.yml"
+
+
+def test_facts(nb, notebook):
+    session = session_of(notebook)
+    first = nb["cells"][0]
+    assert first["cell_type"] == "markdown"
+    facts = source(first)
+    assert facts.startswith(f"# Session {session['n']}"), f"{notebook.name}: title must be '# Session {session['n']}: ...'"
+    everything = "\n".join(source(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+    for presenter in re.split(r",\s*|\s+and\s+", re.sub(r"\s*\(.*\)", "", session["presenter"])):
+        assert presenter in facts, f"{notebook.name}: presenter {presenter} missing from the facts"
+    for link in ("recording", "slides"):
+        if link in session:
+            assert session[link] in facts, f"{notebook.name}: {link} link missing from the facts"
+    for paper in session["papers"]:
+        assert paper_url(paper) in facts, f"{notebook.name}: link to {paper['title']} missing"
+        if "annotated" in paper:
+            assert pinned_pdf_url(paper["annotated"]) in facts, f"{notebook.name}: annotated PDF link missing"
+        assert re.search(r"\{footcite(:[pt])?\}`[^`]*\b" + re.escape(paper["key"]), everything), \
+            f"{notebook.name}: {paper['key']} is never cited"
+    last = source(nb["cells"][-1])
+    assert nb["cells"][-1]["cell_type"] == "markdown" and "{footbibliography}" in last, \
+        f"{notebook.name}: end with '## References' and a footbibliography directive"
+
+
+def test_kernelspec(nb, notebook):
+    assert nb["metadata"].get("kernelspec", {}).get("name") == "python3", f"{notebook.name}: kernel must be python3"

@@ -1,0 +1,41 @@
+"""The GitHub workflows parse and name the jobs the README documents."""
+import pytest
+import yaml
+
+from conftest import ROOT
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def workflow(name):
+    data = yaml.safe_load((WORKFLOWS / name).read_text())
+    assert data.get("on", data.get(True)), f"{name}: no trigger"  # PyYAML reads the key `on` as True
+    return data["jobs"]
+
+
+def commands(job):
+    return [step.get("run", "") for step in job["steps"]] + [step.get("uses", "") for step in job["steps"]]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in WORKFLOWS.glob("*.yml")))
+def test_parses(name):
+    for job_id, job in workflow(name).items():
+        assert "runs-on" in job and job["steps"], f"{name}:{job_id}"
+
+
+def test_cpu_job_runs_make_test():
+    job = workflow("ci.yml")["cpu"]
+    assert job["runs-on"] == "ubuntu-latest" and "make test" in commands(job)
+
+
+def test_gpu_job_runs_make_test_on_self_hosted_gpu_runner():
+    job = workflow("gpu.yml")["gpu"]
+    assert {"self-hosted", "gpu"} <= set(job["runs-on"]) and "make test" in commands(job)
+
+
+def test_site_job_builds_and_publishes():
+    jobs = workflow("pages.yml")
+    assert "make book" in commands(jobs["build"])
+    assert any(u.startswith("actions/upload-pages-artifact") for u in commands(jobs["build"]))
+    assert jobs["deploy"]["needs"] == "build"
+    assert any(u.startswith("actions/deploy-pages") for u in commands(jobs["deploy"]))
