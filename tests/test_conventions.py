@@ -137,3 +137,12 @@ def test_facts(nb, notebook):
 
 def test_kernelspec(nb, notebook):
     assert nb["metadata"].get("kernelspec", {}).get("name") == "python3", f"{notebook.name}: kernel must be python3"
+
+
+def test_readme_lists_every_session():
+    readme = (ROOT / "README.md").read_text()
+    for session in SESSIONS["sessions"]:
+        row = re.search(rf"^\| {session['n']} \| (.*)$", readme, re.M)
+        assert row and session["title"] in row[1], f"README: no row for session {session['n']}"
+        if "notebook" in session:
+            assert f"({session['notebook']}.ipynb)" in row[1], f"README: session {session['n']} lacks its notebook"

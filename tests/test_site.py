@@ -3,6 +3,7 @@
 Notebook execution is switched off here: nbval runs every cell of every notebook in the same `make test`,
 and `make book` executes them for the real site; running them twice would double the suite's time."""
 import html
+import pathlib
 import re
 import subprocess
 import sys
@@ -18,14 +19,17 @@ def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("site")
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     config["execute"]["execute_notebooks"] = "off"
+    # This copy of the configuration lives elsewhere: make its paths absolute.
+    config["sphinx"]["local_extensions"] = {k: str(ROOT / v) for k, v in config["sphinx"]["local_extensions"].items()}
     (out / "_config.yml").write_text(yaml.safe_dump(config))
-    jupyter_book = [sys.executable, "-m", "jupyter_book.cli.main"]
-    result = subprocess.run([*jupyter_book, "build", str(ROOT), "--path-output", str(out), "--config",
+    jupyter_book = pathlib.Path(sys.executable).parent / "jupyter-book"
+    result = subprocess.run([jupyter_book, "build", str(ROOT), "--path-output", str(out), "--config",
                              str(out / "_config.yml"), "--warningiserror", "--keep-going"],
                             capture_output=True, text=True, timeout=600)
     log = result.stdout + result.stderr
     assert result.returncode == 0, f"strict build failed:\n{log[-6000:]}"
     assert "WARNING" not in log, log[-6000:]
+    assert (out / "_build" / "html" / "intro.html").exists(), log[-3000:]
     return out / "_build" / "html"
 
 
