@@ -40,6 +40,32 @@ def provenance():
             "triton": triton.__version__, "date": datetime.datetime.now(datetime.timezone.utc).isoformat()}
 
 
+def save_results(name, results, params, fig=None):
+    """On a GPU, in the repository: store results with their provenance as figures/NAME.json (+ NAME.png)."""
+    if not (ON_GPU and FIGURES):
+        return
+    path = FIGURES / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"provenance": provenance(), "params": params, "results": results}
+    path.with_suffix(".json").write_text(json.dumps(record, indent=1))
+    if fig is not None:
+        fig.savefig(path.with_suffix(".png"), dpi=120, bbox_inches="tight")
+    print(f"saved figures/{name}.json" + (" and .png" if fig is not None else ""))
+
+
+def committed_results(name):
+    """The GPU results committed as figures/NAME.json ({"provenance", "params", "results"}), or None."""
+    path = FIGURES / f"{name}.json" if FIGURES else None
+    if path is None or not path.exists():
+        print(f"No GPU reference results are committed yet (figures/{name}.json); a GPU run of this notebook"
+              " in the repository writes them.")
+        return None
+    record = json.loads(path.read_text())
+    print(f"GPU reference results from figures/{name}.json, measured on {record['provenance']['device']}"
+          f" ({record['provenance']['date'][:10]}, torch {record['provenance']['torch']}):")
+    return record
+
+
 def launch(script, nproc, *args, timeout=120):
     """Run `script` on `nproc` processes (torchrun --standalone) and print each line prefixed by its rank.
 

@@ -36,8 +36,9 @@ def test_clean(nb, notebook):
 
 
 def test_setup_cell(nb, notebook):
-    first = source(code_cells(nb)[0]).rstrip("\n")
-    assert first == SETUP_CELL, f"{notebook.name}: the first code cell differs from tests/setup_cell.py"
+    first = code_cells(nb)[0]
+    assert source(first).rstrip("\n") == SETUP_CELL, f"{notebook.name}: the first code cell differs from tests/setup_cell.py"
+    assert "hide-input" in first["metadata"].get("tags", []), f"{notebook.name}: tag the setup cell hide-input"
 
 
 def parameter_names(cell):
