@@ -40,3 +40,11 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture
 def nb(notebook):
     return load(notebook)
+
+
+@pytest.fixture
+def setup_cell():
+    """A fresh namespace in which the setup cell has run (it imports torch and triton, defines param, launch...)."""
+    namespace = {}
+    exec(compile(SETUP_CELL, "setup_cell", "exec"), namespace)
+    return namespace

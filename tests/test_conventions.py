@@ -57,19 +57,11 @@ def test_parameters(nb, notebook):
     assert parameter_names(cell), f"{notebook.name}: the parameters cell defines nothing"
 
 
-@pytest.fixture(scope="module")
-def setup_namespace():
-    """The setup cell run once in this process (it imports torch and triton, and defines param)."""
-    namespace = {}
-    exec(compile(SETUP_CELL, "setup_cell", "exec"), namespace)
-    return namespace
-
-
 @pytest.mark.parametrize("bad", ["bogus", -7])
-def test_bad_parameters_raise(nb, notebook, setup_namespace, bad):
+def test_bad_parameters_raise(nb, notebook, setup_cell, bad):
     params, resolution = (source(c) for c in code_cells(nb)[1:3])
     for name in parameter_names(code_cells(nb)[1]):
-        ns = dict(setup_namespace)
+        ns = dict(setup_cell)
         exec(params, ns)
         exec(resolution, ns)  # the defaults resolve
         exec(params, ns)

@@ -5,8 +5,6 @@ import time
 
 import pytest
 
-from conftest import SETUP_CELL
-
 WORKER_HEAD = """
 import argparse, os, time
 import torch, torch.distributed as dist
@@ -19,11 +17,9 @@ rank, world = dist.get_rank(), dist.get_world_size()
 """
 
 
-@pytest.fixture(scope="module")
-def launch():
-    namespace = {}
-    exec(compile(SETUP_CELL, "setup_cell", "exec"), namespace)
-    return namespace["launch"]
+@pytest.fixture
+def launch(setup_cell):
+    return setup_cell["launch"]
 
 
 def worker(tmp_path, body):

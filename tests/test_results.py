@@ -4,18 +4,14 @@ import json
 import matplotlib
 import pytest
 
-from conftest import SETUP_CELL
-
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
 @pytest.fixture
-def setup(tmp_path):
-    namespace = {}
-    exec(compile(SETUP_CELL, "setup_cell", "exec"), namespace)
-    namespace["FIGURES"] = tmp_path / "figures"
-    return namespace
+def setup(setup_cell, tmp_path):
+    setup_cell["FIGURES"] = tmp_path / "figures"
+    return setup_cell
 
 
 def test_gpu_run_saves_and_cpu_run_reads_back(setup, capsys):
