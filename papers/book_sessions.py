@@ -5,6 +5,7 @@
 - ``{annotated}`upstream/path.pdf```: a link to an annotated PDF: the verified local copy in papers/pdf/ when
   `make papers` has fetched it, else the pinned page in the group's repository.
 """
+
 import posixpath
 import shutil
 
@@ -14,39 +15,76 @@ from sphinx.util.docutils import SphinxDirective
 
 from fetch_pdfs import SESSIONS, load_sessions, local_name, pinned_url, verified_copies
 
-LOCAL_PDF_DIR = "papers/pdf"  # where verified copies are served, relative to the site's root
+LOCAL_PDF_DIR = (
+    "papers/pdf"  # where verified copies are served, relative to the site's root
+)
 
 
 def paper_link(paper):
     if "arxiv" in paper:
         return f"[arXiv:{paper['arxiv']}](https://arxiv.org/abs/{paper['arxiv']})"
-    site = "ACL Anthology" if "aclanthology" in paper["url"] else "ACM DL" if "acm.org" in paper["url"] else "paper"
+    site = (
+        "ACL Anthology"
+        if "aclanthology" in paper["url"]
+        else "ACM DL"
+        if "acm.org" in paper["url"]
+        else "paper"
+    )
     return f"[{site}]({paper['url']})"
 
 
 def paper_line(paper, cite):
-    links = [paper_link(paper)] + ([f"{{annotated}}`{paper['annotated']}`"] if "annotated" in paper else [])
+    links = [paper_link(paper)] + (
+        [f"{{annotated}}`{paper['annotated']}`"] if "annotated" in paper else []
+    )
     who = f"{{cite:t}}`{paper['key']}`: " if cite else ""
     return f"{who}*{paper['title']}* ({', '.join(links)})"
 
 
 def extra_links(session):
-    names = [("recording", "recording"), ("blog", "blog post"), ("pytorch_post", "PyTorch post"), ("code", "code")]
-    return ", ".join(f"[{label}]({session[key]})" for key, label in names if key in session) or "–"
+    names = [
+        ("recording", "recording"),
+        ("blog", "blog post"),
+        ("pytorch_post", "PyTorch post"),
+        ("code", "code"),
+    ]
+    return (
+        ", ".join(f"[{label}]({session[key]})" for key, label in names if key in session)
+        or "–"
+    )
 
 
 def sessions_table_lines(sessions):
-    header = ["Session", "Title", "Presenter", "Papers", "Recording and links", "Slides", "Notebook"]
+    header = [
+        "Session",
+        "Title",
+        "Presenter",
+        "Papers",
+        "Recording and links",
+        "Slides",
+        "Notebook",
+    ]
     lines = ["```{list-table}", ":header-rows: 1", ""]
     for i, cell in enumerate(header):
         lines.append(f"{'* ' if i == 0 else '  '}- {cell}")
     for s in sessions["sessions"]:
-        papers = [f"  - - {paper_line(p, cite=False)}" if i == 0 else f"    - {paper_line(p, cite=False)}"
-                  for i, p in enumerate(s["papers"])] or ["  - –"]
-        lines += [f"* - {s['n']}", f"  - {s['title']}", f"  - {s['presenter']}", *papers,
-                  f"  - {extra_links(s)}",
-                  f"  - [slides]({s['slides']})" if "slides" in s else "  - –",
-                  f"  - {{doc}}`notebook </{s['notebook']}>`" if "notebook" in s else "  - not yet"]
+        papers = [
+            f"  - - {paper_line(p, cite=False)}"
+            if i == 0
+            else f"    - {paper_line(p, cite=False)}"
+            for i, p in enumerate(s["papers"])
+        ] or ["  - –"]
+        lines += [
+            f"* - {s['n']}",
+            f"  - {s['title']}",
+            f"  - {s['presenter']}",
+            *papers,
+            f"  - {extra_links(s)}",
+            f"  - [slides]({s['slides']})" if "slides" in s else "  - –",
+            f"  - {{doc}}`notebook </{s['notebook']}>`"
+            if "notebook" in s
+            else "  - not yet",
+        ]
     return lines + ["```"]
 
 
@@ -54,19 +92,24 @@ def papers_by_session_lines(sessions):
     lines = []
     for s in sessions["sessions"]:
         lines += [f"**Session {s['n']}: {s['title']}**", ""]
-        lines += [f"- {paper_line(p, cite=True)}" for p in s["papers"]] or ["- No paper was assigned."]
+        lines += [f"- {paper_line(p, cite=True)}" for p in s["papers"]] or [
+            "- No paper was assigned."
+        ]
         lines.append("")
     return lines
 
 
 class GeneratedMarkdown(SphinxDirective):
     """Parses Markdown generated from sessions.yml in place of the directive."""
+
     make_lines = None
 
     def run(self):
         self.env.note_dependency(str(SESSIONS))
         container = nodes.container()
-        self.state.nested_parse(StringList(self.make_lines(load_sessions())), self.content_offset, container)
+        self.state.nested_parse(
+            StringList(self.make_lines(load_sessions())), self.content_offset, container
+        )
         return container.children
 
 
@@ -83,7 +126,10 @@ def annotated_role(name, rawtext, text, lineno, inliner, options=None, content=(
     local = local_name(text)
     if local in env.config.book_local_pdfs:
         here = posixpath.dirname(env.docname)
-        uri, label = posixpath.relpath(f"{LOCAL_PDF_DIR}/{local}", here or "."), "annotated PDF (local copy)"
+        uri, label = (
+            posixpath.relpath(f"{LOCAL_PDF_DIR}/{local}", here or "."),
+            "annotated PDF (local copy)",
+        )
     else:
         uri, label = pinned_url(load_sessions(), text), "annotated PDF"
     return [nodes.reference(rawtext, label, refuri=uri)], []

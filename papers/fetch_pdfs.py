@@ -7,6 +7,7 @@ instead of to GitHub (papers/book_sessions.py).
 
     python papers/fetch_pdfs.py [--base-url URL] [--dest DIR]
 """
+
 import argparse
 import hashlib
 import pathlib
@@ -29,7 +30,12 @@ def load_sessions(path=SESSIONS):
 
 def annotated_paths(sessions):
     """Upstream paths of every annotated PDF, in session order."""
-    return [p["annotated"] for s in sessions["sessions"] for p in s["papers"] if "annotated" in p]
+    return [
+        p["annotated"]
+        for s in sessions["sessions"]
+        for p in s["papers"]
+        if "annotated" in p
+    ]
 
 
 def local_name(path):
@@ -47,7 +53,9 @@ def raw_url(sessions, path, base_url=None):
     """Where the PDF's bytes are: raw.githubusercontent.com at the pinned commit, or `base_url`/path."""
     if base_url is None:
         repo = sessions["upstream_repo"].removeprefix("https://github.com/")
-        base_url = f"https://raw.githubusercontent.com/{repo}/{sessions['upstream_commit']}"
+        base_url = (
+            f"https://raw.githubusercontent.com/{repo}/{sessions['upstream_commit']}"
+        )
     return f"{base_url.rstrip('/')}/{quote(path)}"
 
 
@@ -68,7 +76,11 @@ def verified_copies(dest=DEST, sums_path=SUMS):
     """{local name: path} of the PDFs in `dest` whose SHA-256 matches SHA256SUMS."""
     sums = read_sums(sums_path)
     dest = pathlib.Path(dest)
-    return {f.name: f for f in sorted(dest.glob("*.pdf")) if sums.get(f.name) == sha256(f)} if dest.is_dir() else {}
+    return (
+        {f.name: f for f in sorted(dest.glob("*.pdf")) if sums.get(f.name) == sha256(f)}
+        if dest.is_dir()
+        else {}
+    )
 
 
 def fetch(sessions, sums, dest, base_url=None, timeout=60):
@@ -94,10 +106,14 @@ def fetch(sessions, sums, dest, base_url=None, timeout=60):
             continue
         digest = hashlib.sha256(data).hexdigest()
         if digest != sums[name]:
-            print(f"refused {name}: SHA-256 {digest} differs from SHA256SUMS {sums[name]}")
+            print(
+                f"refused {name}: SHA-256 {digest} differs from SHA256SUMS {sums[name]}"
+            )
             failed.append(name)
             continue
-        with tempfile.NamedTemporaryFile(dir=dest, delete=False) as tmp:  # never leave a half-written PDF
+        with tempfile.NamedTemporaryFile(
+            dir=dest, delete=False
+        ) as tmp:  # never leave a half-written PDF
             tmp.write(data)
         pathlib.Path(tmp.name).replace(dest / name)
         print(f"ok      {name}")
@@ -106,12 +122,16 @@ def fetch(sessions, sums, dest, base_url=None, timeout=60):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--base-url", help="fetch from BASE_URL/<upstream path> instead of GitHub")
+    parser.add_argument(
+        "--base-url", help="fetch from BASE_URL/<upstream path> instead of GitHub"
+    )
     parser.add_argument("--dest", type=pathlib.Path, default=DEST)
     parser.add_argument("--sessions", type=pathlib.Path, default=SESSIONS)
     parser.add_argument("--sums", type=pathlib.Path, default=SUMS)
     args = parser.parse_args(argv)
-    failed = fetch(load_sessions(args.sessions), read_sums(args.sums), args.dest, args.base_url)
+    failed = fetch(
+        load_sessions(args.sessions), read_sums(args.sums), args.dest, args.base_url
+    )
     if failed:
         print(f"{len(failed)} PDF(s) not fetched: {', '.join(failed)}", file=sys.stderr)
         return 1

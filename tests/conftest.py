@@ -1,11 +1,17 @@
 """Shared fixtures: the repository's notebooks, the sessions data and the canonical setup cell."""
+
 import json
 import pathlib
+
+import sys
 
 import pytest
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(
+    0, str(ROOT / "tools")
+)  # the book's tools (notebooks.py, colab.py) are tested too
 NOTEBOOKS = sorted((ROOT / "sessions").glob("[0-9][0-9]_*.ipynb"))
 SESSIONS = yaml.safe_load((ROOT / "papers" / "sessions.yml").read_text())
 SETUP_CELL = (ROOT / "tests" / "setup_cell.py").read_text().rstrip("\n")

@@ -1,31 +1,66 @@
-# Setup: this cell is the same in every notebook of the book (tests/test_conventions.py keeps the copies equal).
-import os, sys, re, json, signal, platform, pathlib, tempfile, subprocess, importlib.util, datetime
+# Setup: the same in every notebook (tests/test_conventions.py keeps the copies equal).
+# It picks the device and its tier, and defines the helpers every notebook shares.
+import os, sys, re, json, signal, platform, pathlib, tempfile, datetime  # noqa: E401
+import subprocess, importlib.util  # noqa: E401
 
-if "google.colab" in sys.modules:  # Colab ships torch and triton; add the few other packages the book uses
+# Colab ships torch and triton; install what else the book uses.
+if "google.colab" in sys.modules:
     for pkg, module in [("matplotlib", "matplotlib"), ("pyyaml", "yaml")]:
         if importlib.util.find_spec(module) is None:
-            subprocess.run([sys.executable, "-m", "pip", "install", "-q", pkg], check=True)
+            pip = [sys.executable, "-m", "pip", "install", "-q", pkg]
+            subprocess.run(pip, check=True)
 
 import torch
-ON_GPU = torch.cuda.is_available()
-if not ON_GPU:
-    os.environ["TRITON_INTERPRET"] = "1"  # before `import triton`: kernels then run in Triton's CPU interpreter
-import triton
-import triton.language as tl
 
+ON_GPU = torch.cuda.is_available()
+if not ON_GPU:  # before `import triton`: kernels then run in Triton's interpreter
+    os.environ["TRITON_INTERPRET"] = "1"
+import triton
+import triton.language as tl  # noqa: F401 (not every notebook writes a kernel)
+
+# The device's tier sets sizes, dtypes and autotune configurations, once per notebook:
+#   "cpu"         Triton's interpreter, gloo, small sizes, fp16/fp32 (no bf16 tl.dot)
+#   "pre-ampere"  sm_7x (Colab's T4, V100): fp16, 64 KiB shared memory, few autotune
+#                 configurations (tl.dot compiles slowly there), medium sizes
+#   "ampere"      sm_8x (A100, A10, L4, RTX 30xx/40xx): bf16, full sizes
+#   "hopper"      sm_90 and newer (H100, H200, Blackwell): bf16, full sizes
+if ON_GPU:
+    CAPABILITY = torch.cuda.get_device_capability()
+    TIER = {9: "hopper", 8: "ampere"}.get(min(CAPABILITY[0], 9), "pre-ampere")
+    DEVICE_NAME = torch.cuda.get_device_name()
+    _props = torch.cuda.get_device_properties()
+    SMEM_BYTES = _props.shared_memory_per_block_optin  # what one Triton program may use
+    _bf16 = torch.cuda.is_bf16_supported(including_emulation=False)  # native bf16 math
+    HALF = torch.bfloat16 if _bf16 else torch.float16
+else:
+    CAPABILITY, TIER, SMEM_BYTES, HALF = None, "cpu", None, torch.float16
+    DEVICE_NAME = f"CPU ({platform.machine()}, {os.cpu_count()} cores)"
 DEVICE = torch.device("cuda" if ON_GPU else "cpu")
-DEVICE_NAME = torch.cuda.get_device_name() if ON_GPU else f"CPU ({platform.machine()}, {os.cpu_count()} cores)"
-REPO = next((p for p in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents) if (p / "_toc.yml").exists()), None)
-FIGURES = REPO / "figures" if REPO else None  # committed GPU reference results; None in a lone copy (Colab)
-SCRATCH = pathlib.Path(tempfile.mkdtemp(prefix="mlsys-book-"))  # where %%writefile puts multi-process workers
-print(f"torch {torch.__version__} | triton {triton.__version__} | {DEVICE_NAME}")
+_here = pathlib.Path.cwd()
+REPO = next((p for p in (_here, *_here.parents) if (p / "_toc.yml").exists()), None)
+FIGURES = REPO / "figures" if REPO else None  # committed GPU results; None in a lone copy
+SCRATCH = pathlib.Path(tempfile.mkdtemp(prefix="mlsys-book-"))  # workers' files go here
+FLOOR = {"torch": (2, 11), "triton": (3, 6)}  # the oldest versions the book is tested on
+for _mod in (torch, triton):
+    _version = tuple(int(x) for x in re.findall(r"\d+", _mod.__version__)[:2])
+    if _version < FLOOR[_mod.__name__]:
+        print(f"Warning: {_mod.__name__} {_mod.__version__} is below the book's floor.")
+print(f"torch {torch.__version__} | triton {triton.__version__} | {DEVICE_NAME} | {TIER}")
 if not ON_GPU:
-    print("No CUDA: Triton runs in its interpreter (TRITON_INTERPRET=1), collectives on gloo, sizes are small,"
-          " and every timing below is a CPU timing.")
+    print("No CUDA: Triton runs in its interpreter (TRITON_INTERPRET=1), collectives on")
+    print("gloo, sizes are small, and every timing below is a CPU timing.")
+
+
+def by_tier(cpu, gpu, pre_ampere=None):
+    """This tier's value: `cpu`; on a GPU `gpu`, or `pre_ampere` (if given) on sm_7x."""
+    if TIER == "cpu":
+        return cpu
+    return pre_ampere if TIER == "pre-ampere" and pre_ampere is not None else gpu
 
 
 def param(name, value, auto, ok, expected):
-    """Resolve a notebook parameter: "auto" becomes `auto`; a value failing `ok` is a ValueError naming it."""
+    """Resolve a notebook parameter: "auto" becomes `auto`; a value failing `ok` is a
+    ValueError that names the parameter."""
     value = auto if value == "auto" else value
     if not ok(value):
         raise ValueError(f"parameter {name}={value!r} is invalid: expected {expected}")
@@ -35,13 +70,22 @@ def param(name, value, auto, ok, expected):
 def provenance():
     """Where a measurement was taken; saved beside every number under figures/."""
     smi = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
-    driver = subprocess.run(smi, capture_output=True, text=True).stdout.strip() if ON_GPU else None
-    return {"device": DEVICE_NAME, "driver": driver, "cuda": torch.version.cuda, "torch": torch.__version__,
-            "triton": triton.__version__, "date": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+    run = subprocess.run(smi, capture_output=True, text=True) if ON_GPU else None
+    return {
+        "device": DEVICE_NAME,
+        "tier": TIER,
+        "capability": CAPABILITY,
+        "driver": run.stdout.strip() if run else None,
+        "cuda": torch.version.cuda,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+    }
 
 
 def save_results(name, results, params, fig=None):
-    """On a GPU, in the repository: store results with their provenance as figures/NAME.json (+ NAME.png)."""
+    """On a GPU, in the repository: store results with their provenance as
+    figures/NAME.json (and the figure as NAME.png). Elsewhere: do nothing."""
     if not (ON_GPU and FIGURES):
         return
     path = FIGURES / name
@@ -54,44 +98,57 @@ def save_results(name, results, params, fig=None):
 
 
 def committed_results(name):
-    """The GPU results committed as figures/NAME.json ({"provenance", "params", "results"}), or None."""
+    """The GPU results committed as figures/NAME.json ({"provenance", "params",
+    "results"}), or None when there are none."""
     path = FIGURES / f"{name}.json" if FIGURES else None
     if path is None or not path.exists():
-        print(f"No GPU reference results are committed yet (figures/{name}.json); a GPU run of this notebook"
-              " in the repository writes them.")
+        print(
+            f"No GPU reference results are committed yet (figures/{name}.json);"
+            " a GPU run of this notebook in the repository writes them."
+        )
         return None
     record = json.loads(path.read_text())
-    print(f"GPU reference results from figures/{name}.json, measured on {record['provenance']['device']}"
-          f" ({record['provenance']['date'][:10]}, torch {record['provenance']['torch']}):")
+    prov = record["provenance"]
+    print(
+        f"GPU reference results from figures/{name}.json, measured on {prov['device']}"
+        f" ({prov['date'][:10]}, torch {prov['torch']}):"
+    )
     return record
 
 
 def launch(script, nproc, *args, timeout=120):
-    """Run `script` on `nproc` processes (torchrun --standalone) and print each line prefixed by its rank.
+    """Run `script` on `nproc` processes (torchrun --standalone), print lines by rank.
 
-    The script gets --backend=nccl when there are at least `nproc` GPUs, else --backend=gloo (CPU tensors).
-    A failing rank raises RuntimeError carrying that rank's traceback; a run past `timeout` s is killed."""
+    The script gets --backend=nccl when there are at least `nproc` GPUs (rank r then uses
+    cuda:r), else --backend=gloo on CPU tensors. A failing rank raises RuntimeError with
+    that rank's traceback; a run past `timeout` seconds is killed, every rank with it."""
     backend = "nccl" if torch.cuda.device_count() >= nproc else "gloo"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
-           "--tee=3", str(script), f"--backend={backend}", *map(str, args)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)  # its own process group, so a timeout kills every rank
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--tee=3"]
+    cmd = [*torchrun, f"--nproc-per-node={nproc}", str(script), f"--backend={backend}"]
+    cmd += map(str, args)
+    pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # start_new_session: the ranks form a process group of their own, killed on a timeout
+    proc = subprocess.Popen(cmd, **pipes, start_new_session=True)
     try:
         out = proc.communicate(timeout=timeout)[0]
     except subprocess.TimeoutExpired:
-        proc.terminate()  # torchrun stops its ranks (each in a session of its own) on SIGTERM
+        proc.terminate()  # on SIGTERM torchrun stops its ranks (each in its own session)
         try:
             out = proc.communicate(timeout=30)[0]
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out = proc.communicate()[0]
-        raise TimeoutError(f"{script} on {nproc} ranks ran past {timeout} s and was stopped:\n{out}") from None
+        raise TimeoutError(
+            f"{script} on {nproc} ranks ran past {timeout} s and was stopped:\n{out}"
+        ) from None
     by_rank = {}
     for rank, text in re.findall(r"^\[default(\d+)\]:(?:\[rank\d+\]: )?(.*)$", out, re.M):
         by_rank.setdefault(int(rank), []).append(text)
     if proc.returncode != 0:
         root = re.search(r"Root Cause.*?rank\s*:\s*(\d+)", out, re.S)
         rank = int(root[1]) if root else min(by_rank, default=0)
-        raise RuntimeError(f"{script}: rank {rank} of {nproc} failed (exit code {proc.returncode}):\n"
-                           + "\n".join(by_rank.get(rank, [out])))
-    print("\n".join(f"[rank{rank}] {text}" for rank in sorted(by_rank) for text in by_rank[rank]))
+        raise RuntimeError(
+            f"{script}: rank {rank} of {nproc} failed (exit code"
+            f" {proc.returncode}):\n" + "\n".join(by_rank.get(rank, [out]))
+        )
+    print("\n".join(f"[rank{r}] {text}" for r in sorted(by_rank) for text in by_rank[r]))

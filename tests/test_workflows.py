@@ -1,4 +1,5 @@
 """The GitHub workflows parse and name the jobs the README documents."""
+
 import pytest
 import yaml
 
@@ -9,12 +10,16 @@ WORKFLOWS = ROOT / ".github" / "workflows"
 
 def workflow(name):
     data = yaml.safe_load((WORKFLOWS / name).read_text())
-    assert data.get("on", data.get(True)), f"{name}: no trigger"  # PyYAML reads the key `on` as True
+    assert data.get("on", data.get(True)), (
+        f"{name}: no trigger"
+    )  # PyYAML reads the key `on` as True
     return data["jobs"]
 
 
 def commands(job):
-    return [step.get("run", "") for step in job["steps"]] + [step.get("uses", "") for step in job["steps"]]
+    return [step.get("run", "") for step in job["steps"]] + [
+        step.get("uses", "") for step in job["steps"]
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in WORKFLOWS.glob("*.yml")))
@@ -36,6 +41,8 @@ def test_gpu_job_runs_make_test_on_self_hosted_gpu_runner():
 def test_site_job_builds_and_publishes():
     jobs = workflow("pages.yml")
     assert "make book" in commands(jobs["build"])
-    assert any(u.startswith("actions/upload-pages-artifact") for u in commands(jobs["build"]))
+    assert any(
+        u.startswith("actions/upload-pages-artifact") for u in commands(jobs["build"])
+    )
     assert jobs["deploy"]["needs"] == "build"
     assert any(u.startswith("actions/deploy-pages") for u in commands(jobs["deploy"]))

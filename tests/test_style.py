@@ -1,0 +1,44 @@
+"""ruff lints and formats everything the book runs: notebooks, their %%writefile workers, and the
+book's own Python files (configuration in ruff.toml; 90 characters a line fit the site)."""
+
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import NOTEBOOKS, ROOT, code_cells, load, source
+
+RUFF = pathlib.Path(sys.executable).parent / "ruff"
+
+
+def ruff(*args, cwd=ROOT):
+    cmd = [str(RUFF) if RUFF.exists() else "ruff", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.mark.parametrize("command", [["check"], ["format", "--check", "--diff"]])
+def test_ruff_on_the_repository(command):
+    result = ruff(*command, ".")
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def workers(tmp_path_factory):
+    """Each notebook's %%writefile cells as files (ruff skips cells that start with a magic)."""
+    folder = tmp_path_factory.mktemp("workers")
+    for notebook in NOTEBOOKS:
+        for cell in code_cells(load(notebook)):
+            head, _, body = source(cell).partition("\n")
+            name = re.fullmatch(r"%%writefile\s+\{SCRATCH\}/(\S+\.py)", head.strip())
+            if name:
+                (folder / f"{notebook.stem}__{name[1]}").write_text(body)
+    return folder
+
+
+@pytest.mark.parametrize("command", [["check"], ["format", "--check", "--diff"]])
+def test_ruff_on_the_workers(workers, command):
+    config = ["--config", str(ROOT / "ruff.toml")]
+    result = ruff(*command, *config, str(workers))
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
