@@ -1,35 +1,71 @@
-# Two commands set everything up: `make book` and `make test` create .venv from requirements.txt when it is
-# missing or older than requirements.txt, then do their job.
+# Two commands set everything up: `make book` and `make test` create .venv from requirements.txt
+# when it is missing or older than requirements.txt, then do their job.
+#
+# BOOK_PYTHON=/path/to/python: use that interpreter as it is (a GPU workstation's CUDA torch, an
+# image's torch 2.11) and create no .venv; `make check-env` says which packages it lacks.
 PYTHON ?= python3
 VENV   := .venv
-BIN    := $(VENV)/bin
-# Options for the notebook run: execute every cell (--nbval-lax: stored outputs are not compared, notebooks
-# are stored clean), with a per-cell timeout in seconds.
-NBVAL  := --nbval-lax --nbval-cell-timeout=600
+ifdef BOOK_PYTHON
+PY  := $(BOOK_PYTHON)
+ENV := check-env
+else
+PY  := $(VENV)/bin/python
+ENV := $(VENV)/.requirements-installed
+endif
+PYTEST := $(PY) -m pytest -p no:cacheprovider
+# nbval executes every cell (--nbval-lax: stored outputs are not compared, notebooks are stored
+# clean) with a per-cell timeout in seconds, in this interpreter's kernel (--nbval-current-env).
+NBVAL  := --nbval-lax --nbval-cell-timeout=600 --nbval-current-env
+# The browser test uses Debian's chromium (or Chrome, if a machine has it).
+BROWSER := $(firstword $(foreach b,chromium chromium-browser google-chrome,$(shell command -v $(b))))
+SUDO    := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: book test papers venv clean
+.PHONY: book test site-test papers venv check-env browser colab clean
 
 venv: $(VENV)/.requirements-installed
 
 $(VENV)/.requirements-installed: requirements.txt
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --requirement requirements.txt
+	$(VENV)/bin/python -m pip install --quiet --requirement requirements.txt
 	touch $@
 
-# Execute every notebook (through jupyter-cache: unchanged notebooks are not run again) and build the site
-# into _build/html; any Sphinx warning or cell error fails the build.
-book: venv
-	$(BIN)/jupyter-book build . --warningiserror --keep-going
+# With BOOK_PYTHON: check that it imports what the book needs, and name what it lacks.
+check-env:
+	$(PY) tools/check_env.py
 
-# The whole test suite: conventions, bibliography, launcher, papermill, papers download, workflows, the
-# site in strict mode, and every cell of every notebook in sessions/ on this machine's device.
-test: venv
-	$(BIN)/python -m pytest -p no:cacheprovider tests sessions $(NBVAL)
+# Headless Chromium for the browser test: Debian's package, installed when none is on PATH.
+browser:
+ifeq ($(BROWSER),)
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium
+endif
+
+# Execute every notebook (through jupyter-cache: unchanged notebooks are not run again) and build
+# the site into _build/html, with the decks (slides/) and the Colab copies (_build/colab/); any
+# Sphinx warning or cell error fails the build.
+book: $(ENV)
+	$(PY) tools/build_site.py
+
+# The whole test suite. First: conventions, style, bibliography, launcher, papermill, papers
+# download, workflows, and every cell of every notebook in sessions/ on this machine's device
+# (nbval; tests/nbval_record.py keeps the executed notebooks). Then the site, built in strict mode
+# from those executed notebooks, checked as files and in headless Chromium with the network off.
+test: $(ENV) browser
+	PYTHONPATH=tests $(PYTEST) -p nbval_record -m "not site" tests sessions $(NBVAL)
+	$(MAKE) site-test
+
+site-test: $(ENV) browser
+	$(PYTEST) -m site tests
+
+# Colab/JupyterLab copies of the notebooks (plain Markdown instead of MyST) in _build/colab/,
+# without executing anything: present these with RISE in JupyterLab.
+colab: $(ENV)
+	$(PY) tools/colab.py _build/colab
 
 # Download the annotated PDFs into papers/pdf/, verified against papers/SHA256SUMS (needs internet).
-papers: venv
-	$(BIN)/python papers/fetch_pdfs.py
+papers: $(ENV)
+	$(PY) papers/fetch_pdfs.py
 
 clean:
 	rm -rf _build

@@ -1,6 +1,7 @@
 """Sphinx extension of this book: the sessions table and the Papers page, generated from papers/sessions.yml.
 
-- ``{sessions-table}``: one row per session (title, presenter, papers, recording and links, slides, notebook).
+- ``{sessions-table}``: one row per session (title, presenter, papers, recording and links, the
+  group's slides, the book's deck, notebook).
 - ``{papers-by-session}``: every paper, grouped by session, with its citation and links.
 - ``{annotated}`upstream/path.pdf```: a link to an annotated PDF: the verified local copy in papers/pdf/ when
   `make papers` has fetched it, else the pinned page in the group's repository.
@@ -61,7 +62,8 @@ def sessions_table_lines(sessions):
         "Presenter",
         "Papers",
         "Recording and links",
-        "Slides",
+        "Slides (group)",
+        "Slides (book)",
         "Notebook",
     ]
     lines = ["```{list-table}", ":header-rows: 1", ""]
@@ -81,6 +83,7 @@ def sessions_table_lines(sessions):
             *papers,
             f"  - {extra_links(s)}",
             f"  - [slides]({s['slides']})" if "slides" in s else "  - –",
+            f"  - {{deck}}`{s['notebook']}`" if "notebook" in s else "  - –",
             f"  - {{doc}}`notebook </{s['notebook']}>`"
             if "notebook" in s
             else "  - not yet",

@@ -54,3 +54,28 @@ def setup_cell():
     namespace = {}
     exec(compile(SETUP_CELL, "setup_cell", "exec"), namespace)
     return namespace
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "site: needs the built site (the second step of make test)"
+    )
+
+
+@pytest.fixture(scope="session")
+def site():
+    """The site, built in strict mode from the notebooks nbval executed in this `make test`
+    (tests/nbval_record.py keeps them in _build/executed/): its _build/html folder. With
+    BOOK_SITE=path/to/html, the site built there (e.g. by `make book`) is tested instead."""
+    import os
+
+    import build_site
+
+    if os.environ.get("BOOK_SITE"):
+        return pathlib.Path(os.environ["BOOK_SITE"]).resolve()
+
+    executed, out = ROOT / "_build" / "executed", ROOT / "_build" / "site-test"
+    try:
+        return build_site.main(["--executed", str(executed), str(out)])
+    except SystemExit as error:
+        pytest.fail(str(error))

@@ -1,79 +1,50 @@
-"""The site builds in strict mode (any Sphinx warning is an error) and has its pages and links.
-
-Notebook execution is switched off here: nbval runs every cell of every notebook in the same `make test`,
-and `make book` executes them for the real site; running them twice would double the suite's time."""
+"""The site as built: strict (a Sphinx warning fails the build), with every page, the sessions
+table, the decks, the Colab copies and the status page. The site is built from the notebooks
+nbval executed earlier in the same `make test` (the `site` fixture), not executed again."""
 
 import html
-import pathlib
+import json
 import re
-import subprocess
-import sys
 
 import pytest
 import yaml
 
+from colab import myst_left
 from conftest import NOTEBOOKS, ROOT, SESSIONS
 
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["execute"]["execute_notebooks"] = "off"
-    # This copy of the configuration lives elsewhere: make its paths absolute.
-    config["sphinx"]["local_extensions"] = {
-        k: str(ROOT / v) for k, v in config["sphinx"]["local_extensions"].items()
-    }
-    (out / "_config.yml").write_text(yaml.safe_dump(config))
-    jupyter_book = pathlib.Path(sys.executable).parent / "jupyter-book"
-    result = subprocess.run(
-        [
-            jupyter_book,
-            "build",
-            str(ROOT),
-            "--path-output",
-            str(out),
-            "--config",
-            str(out / "_config.yml"),
-            "--warningiserror",
-            "--keep-going",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, f"strict build failed:\n{log[-6000:]}"
-    assert "WARNING" not in log, log[-6000:]
-    assert (out / "_build" / "html" / "intro.html").exists(), log[-3000:]
-    return out / "_build" / "html"
+pytestmark = pytest.mark.site
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+REPO = CONFIG["repository"]["url"].removeprefix("https://github.com/")
 
 
 def text(path):
     return html.unescape(path.read_text())
 
 
-def test_every_notebook_has_a_page(site):
+def test_every_notebook_has_a_page_with_its_outputs(site):
     for notebook in NOTEBOOKS:
         page = site / "sessions" / f"{notebook.stem}.html"
         assert page.exists(), f"no page for {notebook.name}"
         assert "footnote" in text(page), f"{notebook.name}: its page shows no citations"
+        assert "cell_output" in text(page), f"{notebook.name}: its page shows no outputs"
 
 
 def test_intro_lists_every_session(site):
     intro = text(site / "intro.html")
     rows = re.findall(r"<tr[^>]*>.*?</tr>", intro, re.S)
     assert len(rows) == 1 + len(SESSIONS["sessions"]), (
-        "one header row and one row per session"
+        "one header row and one per session"
     )
     for session, row in zip(SESSIONS["sessions"], rows[1:]):
         assert session["title"] in row
         for paper in session["papers"]:
             assert (paper.get("arxiv") or paper["url"]) in row
             if "annotated" in paper:
-                assert "4582b213dc737da7153046fbd42ad34d8a186b4c" in row
+                assert SESSIONS["upstream_commit"] in row
         if "notebook" in session:
             assert f'href="{session["notebook"]}.html"' in row
+            deck = session["notebook"].replace("sessions/", "slides/") + ".slides.html"
+            assert f'href="{deck}"' in row, f"session {session['n']}: no link to its deck"
 
 
 def test_papers_page_cites_every_paper(site):
@@ -83,10 +54,51 @@ def test_papers_page_cites_every_paper(site):
             assert paper["title"] in page
 
 
-def test_colab_and_repository_buttons(site):
-    page = text(site / "sessions" / f"{NOTEBOOKS[0].stem}.html")
-    assert (
-        "colab.research.google.com/github/danielvegamyhre/ml-perf-reading-group/blob/main"
-        in page
-    )
-    assert "github.com/danielvegamyhre/ml-perf-reading-group/issues" in page
+def test_buttons_point_at_the_configured_repository(site):
+    for notebook in NOTEBOOKS:
+        page = text(site / "sessions" / f"{notebook.stem}.html")
+        colab = f"https://colab.research.google.com/github/{REPO}/blob/colab/sessions/{notebook.name}"
+        assert page.count(colab) >= 2, (
+            f"{notebook.name}: the Colab button and link open {colab}"
+        )
+        assert f"github.com/{REPO}/issues" in page
+
+
+def test_decks_exist_and_load_only_local_scripts(site):
+    for notebook in NOTEBOOKS:
+        deck = site / "slides" / f"{notebook.stem}.slides.html"
+        assert deck.exists(), f"no deck for {notebook.name}"
+        page = deck.read_text()
+        sources = re.findall(r'<script[^>]* src="([^"]+)"', page)
+        sources += re.findall(r'<link[^>]* href="([^"]+)"', page)
+        remote = [s for s in sources if not s.startswith("../_static/")]
+        assert not remote, f"{deck.name} loads {remote}"
+        for local in (s for s in sources if s.startswith("../_static/")):
+            assert (deck.parent / local).exists(), (
+                f"{deck.name}: {local} is not in the site"
+            )
+
+
+def test_colab_copies_are_clean_and_plain_markdown(site):
+    for notebook in NOTEBOOKS:
+        for copy in (site.parent / "colab" / "sessions" / notebook.name,
+                     site / "_sources" / "sessions" / notebook.name):  # fmt: skip
+            nb = json.loads(copy.read_text())
+            markdown = "\n".join(
+                c["source"] for c in nb["cells"] if c["cell_type"] == "markdown"
+            )
+            assert not myst_left(markdown), (
+                f"{copy}: MyST left: {myst_left(markdown)[:5]}"
+            )
+            assert not any(c.get("outputs") for c in nb["cells"]), f"{copy} has outputs"
+            assert nb["metadata"]["accelerator"] == "GPU"
+
+
+def test_status_page_lists_every_notebook_as_passed(site):
+    page = text(site / "status.html")
+    for notebook in NOTEBOOKS:
+        row = re.search(rf"<tr[^>]*>(?:(?!</tr>).)*{notebook.stem}.*?</tr>", page, re.S)
+        assert row, f"status page: no row for {notebook.stem}"
+        assert "passed" in row[0] and "nbval" in row[0], (
+            f"status of {notebook.stem}: {row[0]}"
+        )

@@ -46,3 +46,11 @@ def test_site_job_builds_and_publishes():
     )
     assert jobs["deploy"]["needs"] == "build"
     assert any(u.startswith("actions/deploy-pages") for u in commands(jobs["deploy"]))
+
+
+def test_publishing_pushes_the_colab_copies_to_the_branch_the_buttons_open():
+    jobs = workflow("pages.yml")
+    branch = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["branch"]
+    assert jobs["colab"]["needs"] == "build"
+    assert any(f"origin colab-new:{branch}" in c for c in commands(jobs["colab"]))
+    assert any(u.startswith("actions/upload-artifact") for u in commands(jobs["build"]))

@@ -1,0 +1,55 @@
+"""The Makefile: with BOOK_PYTHON it uses that interpreter as it is and creates no .venv."""
+
+import shutil
+import subprocess
+import sys
+import venv
+
+from conftest import ROOT
+
+
+def make(*args, cwd=ROOT):
+    return subprocess.run(["make", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def copy_of_the_build_files(tmp_path):
+    for name in ("Makefile", "requirements.txt", "tools/check_env.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+def test_book_python_runs_everything_with_that_interpreter(tmp_path):
+    plan = make("-n", "test", "book", f"BOOK_PYTHON={sys.executable}").stdout
+    assert "-m venv" not in plan and "pip install" not in plan, plan
+    assert (
+        f"{sys.executable} -m pytest" in plan
+        and f"{sys.executable} tools/build_site.py" in plan
+    )
+    assert f"{sys.executable} tools/check_env.py" in plan, (
+        "it checks the interpreter first"
+    )
+
+
+def test_without_book_python_the_venv_is_used():
+    plan = make("-n", "test").stdout
+    assert ".venv/bin/python -m pytest" in plan, plan
+
+
+def test_check_env_passes_here_and_creates_no_venv(tmp_path):
+    folder = copy_of_the_build_files(tmp_path)
+    result = make("check-env", f"BOOK_PYTHON={sys.executable}", cwd=folder)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not (folder / ".venv").exists()
+
+
+def test_check_env_names_what_a_bare_interpreter_lacks(tmp_path):
+    folder = copy_of_the_build_files(tmp_path / "book")
+    venv.create(tmp_path / "bare", with_pip=False)
+    bare = tmp_path / "bare" / "bin" / "python"
+    result = make("check-env", f"BOOK_PYTHON={bare}", cwd=folder)
+    assert result.returncode != 0
+    assert (
+        "lacks: torch, triton" in result.stdout and "pip install torch" in result.stdout
+    )
+    assert not (folder / ".venv").exists()

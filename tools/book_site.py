@@ -1,0 +1,280 @@
+"""Sphinx extension of this book: decks, Colab copies, and the status page.
+
+- Decks: when the build ends, each session notebook as executed for this build (myst-nb's copy
+  in `_build/jupyter_execute/`) becomes a reveal.js deck, `slides/NN_name.slides.html`, through
+  nbconvert and `tools/deck/book_deck.html.j2`. Its scripts are the site's own copies (reveal.js
+  from sphinx-revealjs's package, MathJax from sphinx-mathjax-offline's), so decks work offline.
+- Colab copies: `_build/colab/sessions/NN_name.ipynb` (`tools/colab.py`: plain Markdown instead
+  of MyST). The publishing job pushes them to the branch the Colab button opens, and the page's
+  `.ipynb` download button serves the same copy.
+- Each session page opens with links to its deck and its Colab copy; `` {deck}`sessions/NN` ``
+  links a deck from any page (the sessions table uses it).
+- ``{book-status}``: per notebook, its last execution on this build (when, how long, passed or
+  not, on which device), and every committed GPU result with the device it was measured on.
+"""
+
+import datetime
+import importlib.util
+import json
+import pathlib
+import posixpath
+import re
+import shutil
+
+import nbformat
+from docutils import nodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from colab import colab_copy, convert_markdown, load_bibliography
+
+LOGGER = logging.getLogger(__name__)
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+DECKS = "slides"  # folder of the site that holds the decks
+REVEAL = "_static/revealjs"  # where the site serves its copy of reveal.js
+
+
+def session_docs(app):
+    return sorted(d for d in app.env.found_docs if re.fullmatch(r"sessions/\d\d_\w+", d))
+
+
+def deck_uri(from_doc, docname):
+    here = posixpath.dirname(from_doc) or "."
+    return posixpath.relpath(f"{DECKS}/{posixpath.basename(docname)}.slides.html", here)
+
+
+def colab_url(config, docname):
+    options = config.html_theme_options
+    repo = options["repository_url"].removeprefix("https://github.com/")
+    base = options.get("launch_buttons", {}).get(
+        "colab_url", "https://colab.research.google.com"
+    )
+    return f"{base}/github/{repo}/blob/{options['repository_branch']}/{docname}.ipynb"
+
+
+def deck_role(name, rawtext, text, lineno, inliner, options=None, content=()):
+    """{deck}`sessions/NN_name`: a link to that session's reveal.js deck."""
+    env = inliner.document.settings.env
+    return [nodes.reference(rawtext, "deck", refuri=deck_uri(env.docname, text))], []
+
+
+def add_session_links(app, doctree):
+    """Under a session page's title: its deck, and its notebook in Colab."""
+    docname = app.env.docname
+    if docname not in session_docs(app) or not doctree.next_node(nodes.title):
+        return
+    para = nodes.paragraph(classes=["book-session-links"])
+    para += nodes.strong(text="Present or run it: ")
+    para += nodes.reference("", "slides (reveal.js)", refuri=deck_uri(docname, docname))
+    para += nodes.Text(" · ")
+    para += nodes.reference("", "open in Colab", refuri=colab_url(app.config, docname))
+    title = doctree.next_node(nodes.title)
+    title.parent.insert(title.parent.index(title) + 1, para)
+
+
+def build_decks(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    from nbconvert import SlidesExporter
+
+    outdir = pathlib.Path(app.outdir)
+    executed = outdir.parent / "jupyter_execute"
+    reveal = pathlib.Path(importlib.util.find_spec("sphinx_revealjs").origin).parent
+    for part in ("dist", "plugin/notes"):
+        shutil.copytree(reveal / "_static/revealjs" / part, outdir / REVEAL / part,
+                        dirs_exist_ok=True)  # fmt: skip
+    exporter = SlidesExporter(extra_template_paths=[str(HERE / "deck")],
+                              template_file="book_deck.html.j2", reveal_theme="white",
+                              reveal_url_prefix=f"../{REVEAL}")  # fmt: skip
+    bib = load_bibliography()
+    for docname in session_docs(app):
+        source = executed / f"{docname}.ipynb"
+        if not source.exists():
+            LOGGER.warning(f"no executed notebook for {docname} at {source}: no deck")
+            continue
+        nb = nbformat.read(source, as_version=4)
+        cited = []
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                cell.source = convert_markdown(cell.source, bib, cited)
+        html, _ = exporter.from_notebook_node(nb, resources={"book_static": "../_static"})
+        deck = outdir / deck_uri("", docname)
+        deck.parent.mkdir(parents=True, exist_ok=True)
+        deck.write_text(html)
+
+
+def write_colab_copies(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir, bib = pathlib.Path(app.outdir), load_bibliography()
+    for docname in session_docs(app):
+        name = f"{docname}.ipynb"
+        copy = colab_copy(json.loads((pathlib.Path(app.srcdir) / name).read_text()),
+                          posixpath.basename(name), bib)  # fmt: skip
+        text = json.dumps(nbformat.from_dict(_clean(copy)), indent=1) + "\n"
+        for target in (outdir.parent / "colab" / name, outdir / "_sources" / name):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+
+
+def _clean(nb):
+    """A Colab copy starts clean, whatever the source it was made from."""
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    nb["metadata"].pop("book_execution", None)
+    return nb
+
+
+class StatusNode(nodes.General, nodes.Element):
+    """Placeholder for the status tables, filled once every notebook has been executed."""
+
+
+class BookStatus(SphinxDirective):
+    def run(self):
+        self.env.note_dependency(str(ROOT / "figures"))
+        return [StatusNode()]
+
+
+def _table(header, rows):
+    table = nodes.table(classes=["colwidths-auto"])
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    group += [nodes.colspec(colwidth=1) for _ in header]
+    head, body = nodes.thead(), nodes.tbody()
+    group += [head, body]
+    for target, cells in ((head, [header]), (body, rows)):
+        for cells_of_row in cells:
+            row = nodes.row()
+            for value in cells_of_row:
+                entry = nodes.entry()
+                entry += (
+                    value
+                    if isinstance(value, nodes.Node)
+                    else nodes.paragraph(text=value)
+                )
+                row += entry
+            target += row
+    return table
+
+
+def _device_line(nb):
+    """What the setup cell printed about the device: 'torch ... | triton ... | DEVICE | TIER'."""
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code":
+            for out in cell.get("outputs", []):
+                text = "".join(
+                    out.get("text", "")
+                )  # a string, or a list of lines on disk
+                match = re.search(r"^torch .*\| (.+) \| ([\w-]+)$", text, re.M)
+                if match:
+                    return f"{match[1]} ({match[2]})"
+            return "not executed"
+    return "not executed"
+
+
+def execution_rows(app, docname):
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    data = NbMetadataCollector.get_doc_data(app.env)
+    rows = []
+    for doc in session_docs(app):
+        executed = pathlib.Path(app.outdir).parent / "jupyter_execute" / f"{doc}.ipynb"
+        nb = json.loads(executed.read_text()) if executed.exists() else {}
+        run = nb.get("metadata", {}).get(
+            "book_execution"
+        )  # executed by nbval (make test)
+        exec_data = data.get(doc, {}).get("exec_data")  # executed by myst-nb (make book)
+        if exec_data:
+            when = datetime.datetime.fromtimestamp(exec_data["mtime"]).isoformat(
+                " ", "minutes"
+            )
+            run = {"date": when, "method": f"jupyter-cache ({exec_data['method']})",
+                   "runtime_s": exec_data.get("runtime"), "succeeded": exec_data["succeeded"]}  # fmt: skip
+        link = nodes.paragraph()
+        link += nodes.reference("", doc, refuri=posixpath.relpath(f"{doc}.html",
+                                                               posixpath.dirname(docname)))  # fmt: skip
+        if not run:
+            rows.append([link, "not executed in this build", "", "", "", ""])
+            continue
+        runtime = "–" if run.get("runtime_s") is None else f"{run['runtime_s']:.1f}"
+        result = "passed" if run["succeeded"] else "FAILED"
+        rows.append(
+            [
+                link,
+                str(run["date"])[:16],
+                runtime,
+                result,
+                run["method"],
+                _device_line(nb),
+            ]
+        )
+    return rows
+
+
+def result_rows():
+    rows = []
+    for path in sorted((ROOT / "figures").glob("*/*.json")):
+        prov = json.loads(path.read_text()).get("provenance", {})
+        rows.append([str(path.relative_to(ROOT)), prov.get("device", "?"), prov.get("tier", "–"),
+                     f"torch {prov.get('torch')}, triton {prov.get('triton')}",
+                     str(prov.get("date", ""))[:10]])  # fmt: skip
+    return rows
+
+
+class StatusTransform(SphinxPostTransform):
+    default_priority = 8
+
+    def run(self, **kwargs):
+        for node in list(self.document.findall(StatusNode)):
+            header = [
+                "Notebook",
+                "Last executed",
+                "Run time (s)",
+                "Result",
+                "How",
+                "Device",
+            ]
+            tables = [_table(header, execution_rows(self.app, self.env.docname))]
+            results = result_rows()
+            if results:
+                header = ["Committed GPU result", "Device", "Tier", "Versions", "Date"]
+                tables.append(_table(header, results))
+            else:
+                tables.append(
+                    nodes.paragraph(text="No GPU result is committed under figures/ yet.")
+                )
+            node.replace_self(tables)
+
+
+def status_docs_to_update(app, env):
+    """The status page always reflects the whole build."""
+    return [d for d in env.found_docs if d == "status"]
+
+
+def drop_thebe_scripts(app, pagename, templatename, context, doctree):
+    """Live code on the page (Thebe) is off in this book, but jupyter-book loads sphinx-thebe,
+    which declares its scripts twice on every page ("THEBE_JS_URL has already been declared")
+    and names a script on unpkg.com. Leave both out of the pages."""
+
+    def thebe(script):
+        body = getattr(script, "attributes", {}).get("body", "")
+        return "THEBE_JS_URL" in body or str(script).endswith("sphinx-thebe.js")
+
+    if "script_files" in context:
+        context["script_files"] = [s for s in context["script_files"] if not thebe(s)]
+
+
+def setup(app):
+    app.add_role("deck", deck_role)
+    app.add_directive("book-status", BookStatus)
+    app.add_node(StatusNode)
+    app.add_post_transform(StatusTransform)
+    app.connect("doctree-read", add_session_links)
+    app.connect("env-updated", status_docs_to_update)
+    app.connect("html-page-context", drop_thebe_scripts)
+    app.connect("build-finished", build_decks)
+    app.connect("build-finished", write_colab_copies)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
