@@ -79,3 +79,24 @@ def site():
         return build_site.main(["--executed", str(executed), str(out)])
     except SystemExit as error:
         pytest.fail(str(error))
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium (Debian's, or Chrome; BOOK_BROWSER names another), driven by Playwright."""
+    import os
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    names = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+    path = os.environ.get("BOOK_BROWSER") or next(
+        filter(None, map(shutil.which, names)), None
+    )
+    assert path, f"no Chromium found ({', '.join(names)}); `make browser` installs it"
+    flags = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+             "--disable-component-update", "--disable-sync", "--disable-quic"]  # fmt: skip
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=path, args=flags)
+        yield chromium
+        chromium.close()

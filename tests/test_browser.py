@@ -5,9 +5,7 @@ _build/screenshots/ (look at them after a change to the site)."""
 
 import functools
 import http.server
-import os
 import re
-import shutil
 import threading
 
 import pytest
@@ -17,7 +15,6 @@ from conftest import ROOT, SESSIONS
 
 pytestmark = pytest.mark.site
 SHOTS = ROOT / "_build" / "screenshots"
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 REPO = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
 # Text that MathJax leaves when it did not typeset an equation (code blocks excluded).
 RAW_MATH = r"\\\(|\\\[|\$\$"
@@ -40,22 +37,6 @@ def server(site):
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_port}"
     httpd.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    path = os.environ.get("BOOK_BROWSER") or next(
-        filter(None, map(shutil.which, BROWSERS)), None
-    )
-    assert path, f"no Chromium found ({', '.join(BROWSERS)}); `make browser` installs it"
-    flags = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-             "--disable-component-update", "--disable-sync", "--disable-quic"]  # fmt: skip
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=path, args=flags)
-        yield chromium
-        chromium.close()
 
 
 class Visit:

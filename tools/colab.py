@@ -135,7 +135,8 @@ def colab_copy(nb, name, bib=None):
             cell["source"] = convert_markdown(text, bib, cited)
     note = (f"*A copy of `sessions/{name}` from [the book's repository]({repository_url()}),"
             " made for Colab and JupyterLab. Change the original, not this copy.*")  # fmt: skip
-    nb["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": note})
+    skip = {"slideshow": {"slide_type": "skip"}}  # not a slide when presented with RISE
+    nb["cells"].insert(1, {"cell_type": "markdown", "metadata": skip, "source": note})
     nb["metadata"]["accelerator"] = (
         "GPU"  # Colab opens it on a GPU runtime (a T4 on the free tier)
     )
