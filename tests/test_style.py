@@ -33,7 +33,8 @@ def workers(tmp_path_factory):
             head, _, body = source(cell).partition("\n")
             name = re.fullmatch(r"%%writefile\s+\{SCRATCH\}/(\S+\.py)", head.strip())
             if name:
-                (folder / f"{notebook.stem}__{name[1]}").write_text(body)
+                # a cell's source has no final newline; the file it writes does
+                (folder / f"{notebook.stem}__{name[1]}").write_text(body + "\n")
     return folder
 
 
