@@ -45,6 +45,18 @@ for _mod in (torch, triton):
     _version = tuple(int(x) for x in re.findall(r"\d+", _mod.__version__)[:2])
     if _version < FLOOR[_mod.__name__]:
         print(f"Warning: {_mod.__name__} {_mod.__version__} is below the book's floor.")
+if not ON_GPU and triton.__version__.startswith("3.6."):
+    # Triton 3.6's interpreter reads a loop bound with int() of a one-element array, which
+    # NumPy 2.4 refuses; Triton 3.7 squeezes the array first, and so does this patch.
+    from triton.runtime import interpreter as _interpreter
+
+    _patch_tensor = _interpreter._patch_lang_tensor
+
+    def _patch_lang_tensor(tensor, scope):
+        _patch_tensor(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda t: int(t.handle.data.squeeze()))
+
+    _interpreter._patch_lang_tensor = _patch_lang_tensor
 print(f"torch {torch.__version__} | triton {triton.__version__} | {DEVICE_NAME} | {TIER}")
 if not ON_GPU:
     print("No CUDA: Triton runs in its interpreter (TRITON_INTERPRET=1), collectives on")
