@@ -16,6 +16,9 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider
 # nbval executes every cell (--nbval-lax: stored outputs are not compared, notebooks are stored
 # clean) with a per-cell timeout in seconds, in this interpreter's kernel (--nbval-current-env).
 NBVAL  := --nbval-lax --nbval-cell-timeout=600 --nbval-current-env
+# Two pytest workers (pytest-xdist), each running whole notebooks (--dist loadfile keeps a
+# notebook's cells in one kernel, in order).
+XDIST  := -n 2 --dist loadfile
 # The browser test uses Debian's chromium (or Chrome, if a machine has it).
 BROWSER := $(firstword $(foreach b,chromium chromium-browser google-chrome,$(shell command -v $(b))))
 SUDO    := $(if $(filter 0,$(shell id -u)),,sudo)
@@ -52,7 +55,7 @@ book: $(ENV)
 # (nbval; tests/nbval_record.py keeps the executed notebooks). Then the site, built in strict mode
 # from those executed notebooks, checked as files and in headless Chromium with the network off.
 test: $(ENV) browser
-	PYTHONPATH=tests $(PYTEST) -p nbval_record -m "not site" tests sessions $(NBVAL)
+	PYTHONPATH=tests $(PYTEST) -p nbval_record $(XDIST) -m "not site" tests sessions $(NBVAL)
 	$(MAKE) site-test
 
 site-test: $(ENV) browser
