@@ -94,8 +94,15 @@ def browser():
         filter(None, map(shutil.which, names)), None
     )
     assert path, f"no Chromium found ({', '.join(names)}); `make browser` installs it"
-    flags = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-             "--disable-component-update", "--disable-sync", "--disable-quic"]  # fmt: skip
+    flags = [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+    ]
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=path, args=flags)
         yield chromium

@@ -27,8 +27,10 @@ def pytest_runtest_call(item):
     if not _is_nbval_cell(item):
         yield
         return
-    run = _runs.setdefault(item.parent.path, {"nb": item.parent.nb, "start": time.time(),
-                                              "failed": [], "cells": 0})  # fmt: skip
+    run = _runs.setdefault(
+        item.parent.path,
+        {"nb": item.parent.nb, "start": time.time(), "failed": [], "cells": 0},
+    )
     outcome = yield
     run["end"], run["cells"] = time.time(), run["cells"] + 1
     item.cell.outputs = [dict(out) for out in getattr(item, "test_outputs", [])]

@@ -73,14 +73,14 @@ class Visit:
             path=str(SHOTS / f"{path.replace('/', '__')}.png"), full_page=False
         )
 
-    def assert_clean(self):
+    def assert_clean(self, math=True):
         assert not self.blocked, f"requests to other hosts: {self.blocked}"
         assert not self.failed, f"failed requests: {self.failed}"
         assert not self.errors, f"console errors: {self.errors}"
         raw = re.findall(
             rf".{{0,40}}(?:{RAW_MATH}).{{0,40}}", self.page.evaluate(PROSE_TEXT)
         )
-        assert not raw, f"equations left untypeset: {raw[:3]}"
+        assert not (math and raw), f"equations left untypeset: {raw[:3]}"
         broken = self.page.evaluate(
             "[...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
         )
@@ -113,8 +113,9 @@ def test_session_page_and_its_deck(visit, notebook):
     page.assert_clean()
     assert page.page.evaluate("document.querySelectorAll('mjx-container').length") > 0
     colab = page.page.get_attribute("a:has-text('open in Colab')", "href")
-    assert colab.endswith(f"/{REPO.removeprefix('https://github.com/')}/blob/colab/"
-                          f"sessions/{notebook.name}"), colab  # fmt: skip
+    assert colab.endswith(
+        f"/{REPO.removeprefix('https://github.com/')}/blob/colab/sessions/{notebook.name}"
+    ), colab
     deck_href = page.page.get_attribute("a:has-text('slides (reveal.js)')", "href")
     deck = visit(f"sessions/{deck_href}".replace("sessions/../", ""))
     deck.assert_clean()
@@ -131,7 +132,9 @@ def test_search_finds_flash_attention_for_online_softmax(visit):
         "a => a.map(x => x.href)"
     )
     assert any("02_flash_attention" in href for href in results), results
-    page.assert_clean()
+    page.assert_clean(
+        math=False
+    )  # result snippets are excerpts of the pages' source text
 
 
 def test_sessions_table_links_resolve_within_the_site(visit, server):

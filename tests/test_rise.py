@@ -28,8 +28,16 @@ def free_port():
 @pytest.fixture(scope="module")
 def jupyter_lab(site):
     port, token = free_port(), secrets.token_hex(8)
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--allow-root",
-           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={site.parent}"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        f"--port={port}",
+        "--allow-root",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={site.parent}",
+    ]
     lab = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     for _ in range(120):

@@ -81,8 +81,10 @@ def test_decks_exist_and_load_only_local_scripts(site):
 
 def test_colab_copies_are_clean_and_plain_markdown(site):
     for notebook in NOTEBOOKS:
-        for copy in (site.parent / "colab" / "sessions" / notebook.name,
-                     site / "_sources" / "sessions" / notebook.name):  # fmt: skip
+        for copy in (
+            site.parent / "colab" / "sessions" / notebook.name,
+            site / "_sources" / "sessions" / notebook.name,
+        ):
             nb = json.loads(copy.read_text())
             markdown = "\n".join(
                 c["source"] for c in nb["cells"] if c["cell_type"] == "markdown"

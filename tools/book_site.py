@@ -83,11 +83,17 @@ def build_decks(app, exception):
     executed = outdir.parent / "jupyter_execute"
     reveal = pathlib.Path(importlib.util.find_spec("sphinx_revealjs").origin).parent
     for part in ("dist", "plugin/notes"):
-        shutil.copytree(reveal / "_static/revealjs" / part, outdir / REVEAL / part,
-                        dirs_exist_ok=True)  # fmt: skip
-    exporter = SlidesExporter(extra_template_paths=[str(HERE / "deck")],
-                              template_file="book_deck.html.j2", reveal_theme="white",
-                              reveal_url_prefix=f"../{REVEAL}")  # fmt: skip
+        shutil.copytree(
+            reveal / "_static/revealjs" / part, outdir / REVEAL / part, dirs_exist_ok=True
+        )
+    exporter = SlidesExporter(
+        extra_template_paths=[str(HERE / "deck")],
+        template_file="book_deck.html.j2",
+        reveal_url_prefix=f"../{REVEAL}",
+        reveal_theme="white",
+        reveal_width="1200",  # 90 columns of code at 15 px, beside the cell prompt
+        reveal_height="800",
+    )
     bib = load_bibliography()
     for docname in session_docs(app):
         source = executed / f"{docname}.ipynb"
@@ -111,8 +117,11 @@ def write_colab_copies(app, exception):
     outdir, bib = pathlib.Path(app.outdir), load_bibliography()
     for docname in session_docs(app):
         name = f"{docname}.ipynb"
-        copy = colab_copy(json.loads((pathlib.Path(app.srcdir) / name).read_text()),
-                          posixpath.basename(name), bib)  # fmt: skip
+        copy = colab_copy(
+            json.loads((pathlib.Path(app.srcdir) / name).read_text()),
+            posixpath.basename(name),
+            bib,
+        )
         text = json.dumps(nbformat.from_dict(_clean(copy)), indent=1) + "\n"
         for target in (outdir.parent / "colab" / name, outdir / "_sources" / name):
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -175,42 +184,43 @@ def _device_line(nb):
     return "not executed"
 
 
-def execution_rows(app, docname):
+def last_run(app, doc):
+    """How `doc` was last executed for this build, or None: by myst-nb through jupyter-cache
+    (make book), or by nbval (make test), which records it in the notebook's metadata."""
     from myst_nb.sphinx_ import NbMetadataCollector
 
-    data = NbMetadataCollector.get_doc_data(app.env)
+    exec_data = NbMetadataCollector.get_doc_data(app.env).get(doc, {}).get("exec_data")
+    if exec_data:
+        when = datetime.datetime.fromtimestamp(exec_data["mtime"]).astimezone()
+        return {
+            "date": when.isoformat(),
+            "method": f"jupyter-cache ({exec_data['method']})",
+            "runtime_s": exec_data.get("runtime"),
+            "succeeded": exec_data["succeeded"],
+        }
+    return executed_notebook(app, doc).get("metadata", {}).get("book_execution")
+
+
+def executed_notebook(app, doc):
+    path = pathlib.Path(app.outdir).parent / "jupyter_execute" / f"{doc}.ipynb"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def execution_rows(app, docname):
     rows = []
     for doc in session_docs(app):
-        executed = pathlib.Path(app.outdir).parent / "jupyter_execute" / f"{doc}.ipynb"
-        nb = json.loads(executed.read_text()) if executed.exists() else {}
-        run = nb.get("metadata", {}).get(
-            "book_execution"
-        )  # executed by nbval (make test)
-        exec_data = data.get(doc, {}).get("exec_data")  # executed by myst-nb (make book)
-        if exec_data:
-            when = datetime.datetime.fromtimestamp(exec_data["mtime"]).isoformat(
-                " ", "minutes"
-            )
-            run = {"date": when, "method": f"jupyter-cache ({exec_data['method']})",
-                   "runtime_s": exec_data.get("runtime"), "succeeded": exec_data["succeeded"]}  # fmt: skip
         link = nodes.paragraph()
-        link += nodes.reference("", doc, refuri=posixpath.relpath(f"{doc}.html",
-                                                               posixpath.dirname(docname)))  # fmt: skip
+        uri = posixpath.relpath(f"{doc}.html", posixpath.dirname(docname))
+        link += nodes.reference("", posixpath.basename(doc), refuri=uri)
+        run = last_run(app, doc)
         if not run:
             rows.append([link, "not executed in this build", "", "", "", ""])
             continue
+        when = str(run["date"])[:16].replace("T", " ")
         runtime = "–" if run.get("runtime_s") is None else f"{run['runtime_s']:.1f}"
         result = "passed" if run["succeeded"] else "FAILED"
-        rows.append(
-            [
-                link,
-                str(run["date"])[:16],
-                runtime,
-                result,
-                run["method"],
-                _device_line(nb),
-            ]
-        )
+        device = _device_line(executed_notebook(app, doc))
+        rows.append([link, when, runtime, result, run["method"], device])
     return rows
 
 
@@ -218,9 +228,15 @@ def result_rows():
     rows = []
     for path in sorted((ROOT / "figures").glob("*/*.json")):
         prov = json.loads(path.read_text()).get("provenance", {})
-        rows.append([str(path.relative_to(ROOT)), prov.get("device", "?"), prov.get("tier", "–"),
-                     f"torch {prov.get('torch')}, triton {prov.get('triton')}",
-                     str(prov.get("date", ""))[:10]])  # fmt: skip
+        rows.append(
+            [
+                str(path.relative_to(ROOT)),
+                prov.get("device", "?"),
+                prov.get("tier", "–"),
+                f"torch {prov.get('torch')}, triton {prov.get('triton')}",
+                str(prov.get("date", ""))[:10],
+            ]
+        )
     return rows
 
 

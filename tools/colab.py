@@ -133,8 +133,10 @@ def colab_copy(nb, name, bib=None):
                 else cell["source"]
             )
             cell["source"] = convert_markdown(text, bib, cited)
-    note = (f"*A copy of `sessions/{name}` from [the book's repository]({repository_url()}),"
-            " made for Colab and JupyterLab. Change the original, not this copy.*")  # fmt: skip
+    note = (
+        f"*A copy of `sessions/{name}` from [the book's repository]({repository_url()}),"
+        " made for Colab and JupyterLab. Change the original, not this copy.*"
+    )
     skip = {"slideshow": {"slide_type": "skip"}}  # not a slide when presented with RISE
     nb["cells"].insert(1, {"cell_type": "markdown", "metadata": skip, "source": note})
     nb["metadata"]["accelerator"] = (

@@ -97,8 +97,14 @@ def ruff_format(path):
     for cell in nb["cells"]:
         head, _, body = source(cell).partition("\n")
         if cell["cell_type"] == "code" and head.startswith("%%writefile"):
-            fmt = ruff("format", "--stdin-filename", "worker.py", "-", input=body,
-                       capture_output=True)  # fmt: skip
+            fmt = ruff(
+                "format",
+                "--stdin-filename",
+                "worker.py",
+                "-",
+                input=body,
+                capture_output=True,
+            )
             cell["source"] = f"{head}\n{fmt.stdout}".rstrip("\n")
     path.write_text(serialise(nb))
 
