@@ -44,7 +44,7 @@ def pytest_sessionfinish(session):
         nb = run["nb"]
         code_cells = sum(c.cell_type == "code" for c in nb.cells)
         nb.metadata["book_execution"] = {
-            "method": "nbval (make test)",
+            "method": "nbval",
             "date": datetime.datetime.fromtimestamp(run["start"])
             .astimezone()
             .isoformat(),

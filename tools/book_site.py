@@ -178,8 +178,8 @@ def _device_line(nb):
                     out.get("text", "")
                 )  # a string, or a list of lines on disk
                 match = re.search(r"^torch .*\| (.+) \| ([\w-]+)$", text, re.M)
-                if match:
-                    return f"{match[1]} ({match[2]})"
+                if match:  # the tier, where the name does not say it
+                    return match[1] if match[2] == "cpu" else f"{match[1]} ({match[2]})"
             return "not executed"
     return "not executed"
 
@@ -194,7 +194,7 @@ def last_run(app, doc):
         when = datetime.datetime.fromtimestamp(exec_data["mtime"]).astimezone()
         return {
             "date": when.isoformat(),
-            "method": f"jupyter-cache ({exec_data['method']})",
+            "method": "jupyter-cache",
             "runtime_s": exec_data.get("runtime"),
             "succeeded": exec_data["succeeded"],
         }
