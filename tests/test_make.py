@@ -1,5 +1,6 @@
 """The Makefile: with BOOK_PYTHON it uses that interpreter as it is and creates no .venv."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -9,7 +10,16 @@ from conftest import ROOT
 
 
 def make(*args, cwd=ROOT):
-    return subprocess.run(["make", *args], cwd=cwd, capture_output=True, text=True)
+    # Not the variables of a make this test may run under (make test BOOK_PYTHON=...).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")
+    }
+    env.pop("BOOK_PYTHON", None)
+    return subprocess.run(
+        ["make", *args], cwd=cwd, capture_output=True, text=True, env=env
+    )
 
 
 def copy_of_the_build_files(tmp_path):
