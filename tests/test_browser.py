@@ -116,6 +116,12 @@ def test_session_page_and_its_deck(visit, notebook):
     assert colab.endswith(
         f"/{REPO.removeprefix('https://github.com/')}/blob/colab/sessions/{notebook.name}"
     ), colab
+    page.page.set_viewport_size({"width": 1440, "height": 900})  # a laptop's window
+    wide = page.page.evaluate(
+        "[...document.querySelectorAll('div.cell_input pre')]"
+        ".filter(p => p.scrollWidth > p.clientWidth).map(p => p.textContent.slice(0, 60))"
+    )
+    assert not wide, f"code that scrolls sideways at 1440 px: {wide}"
     deck_href = page.page.get_attribute("a:has-text('slides (reveal.js)')", "href")
     deck = visit(f"sessions/{deck_href}".replace("sessions/../", ""))
     deck.assert_clean()
