@@ -27,7 +27,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from colab import colab_copy, convert_markdown, load_bibliography
+from colab import colab_copy, load_bibliography
 
 LOGGER = logging.getLogger(__name__)
 HERE = pathlib.Path(__file__).resolve().parent
@@ -100,11 +100,10 @@ def build_decks(app, exception):
         if not source.exists():
             LOGGER.warning(f"no executed notebook for {docname} at {source}: no deck")
             continue
-        nb = nbformat.read(source, as_version=4)
-        cited = []
-        for cell in nb.cells:
-            if cell.cell_type == "markdown":
-                cell.source = convert_markdown(cell.source, bib, cited)
+        plain = colab_copy(json.loads(source.read_text()), source.name, bib, outputs=True)
+        nb = nbformat.reads(
+            json.dumps(plain), as_version=4
+        )  # joins the lines of each source
         html, _ = exporter.from_notebook_node(nb, resources={"book_static": "../_static"})
         deck = outdir / deck_uri("", docname)
         deck.parent.mkdir(parents=True, exist_ok=True)
@@ -122,19 +121,10 @@ def write_colab_copies(app, exception):
             posixpath.basename(name),
             bib,
         )
-        text = json.dumps(nbformat.from_dict(_clean(copy)), indent=1) + "\n"
+        text = json.dumps(copy, indent=1) + "\n"
         for target in (outdir.parent / "colab" / name, outdir / "_sources" / name):
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
-
-
-def _clean(nb):
-    """A Colab copy starts clean, whatever the source it was made from."""
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-    nb["metadata"].pop("book_execution", None)
-    return nb
 
 
 class StatusNode(nodes.General, nodes.Element):

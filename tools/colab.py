@@ -120,12 +120,18 @@ def myst_left(text):
     return [m.group(0).strip() for m in MYST_ONLY.finditer(text)]
 
 
-def colab_copy(nb, name, bib=None):
-    """The notebook `nb` (a dict) as Colab and JupyterLab should show it."""
+def colab_copy(nb, name, bib=None, outputs=False):
+    """The notebook `nb` (a dict) as Colab and JupyterLab should show it: clean, unless
+    `outputs` (a deck shows what the notebook printed)."""
     bib = load_bibliography() if bib is None else bib
     nb = json.loads(json.dumps(nb))
+    nb["metadata"].pop(
+        "book_execution", None
+    )  # how make test ran it (tests/nbval_record.py)
     cited = []
     for cell in nb["cells"]:
+        if cell["cell_type"] == "code" and not outputs:
+            cell["outputs"], cell["execution_count"] = [], None
         if cell["cell_type"] == "markdown":
             text = (
                 "".join(cell["source"])
