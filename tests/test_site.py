@@ -77,6 +77,8 @@ def test_decks_exist_and_load_only_local_scripts(site):
             assert (deck.parent / local).exists(), (
                 f"{deck.name}: {local} is not in the site"
             )
+        notes = '"slide_type": "notes"' in notebook.read_text()  # cells tagged `notes`
+        assert notes == ('<aside class="notes">' in page), f"{deck.name}: speaker notes"
 
 
 def test_colab_copies_are_clean_and_plain_markdown(site):
