@@ -23,7 +23,8 @@ XDIST  := -n 2 --dist loadfile
 BROWSER := $(firstword $(foreach b,chromium chromium-browser google-chrome,$(shell command -v $(b))))
 SUDO    := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: book test site-test papers venv check-env browser colab clean
+.PHONY: book test site-test papers venv check-env browser colab clean compile-check-full \
+        compile-report gpu-run param-test
 
 venv: $(VENV)/.requirements-installed
 
@@ -55,11 +56,31 @@ book: $(ENV)
 # (nbval; tests/nbval_record.py keeps the executed notebooks). Then the site, built in strict mode
 # from those executed notebooks, checked as files and in headless Chromium with the network off.
 test: $(ENV) browser
-	PYTHONPATH=tests $(PYTEST) -p nbval_record $(XDIST) -m "not site" tests sessions $(NBVAL)
+	PYTHONPATH=tests $(PYTEST) -p nbval_record $(XDIST) -m "not site and not values" tests sessions $(NBVAL)
 	$(MAKE) site-test
 
 site-test: $(ENV) browser
 	$(PYTEST) -m site tests
+
+# Every notebook run whole with each documented value of its structural parameters (papermill,
+# this machine's sizes); make test only resolves each value.
+param-test: $(ENV)
+	$(PYTEST) $(XDIST) -m values tests/test_parameter_values.py
+
+# The compile check's full matrix: every kernel of every notebook, launch_kernels(full=True),
+# compiled for sm_75, sm_80 and sm_90 (make test compiles the subset that covers every code path).
+compile-check-full: $(ENV)
+	$(PY) tests/compile_check.py --full sessions/[0-9]*.ipynb
+
+# The per-tier compile tables the notebooks show (figures/compile/NN_name.json, with the Triton
+# and ptxas that made them). Rerun after changing a kernel.
+compile-report: $(ENV)
+	$(PY) tests/compile_check.py --report figures/compile sessions/[0-9]*.ipynb
+
+# On a GPU: run the notebooks at the tier's sizes, results and run records under figures/,
+# resumable (NB="01 02" picks sessions; see tools/gpu_run.py).
+gpu-run: $(ENV)
+	$(PY) tools/gpu_run.py $(NB)
 
 # Colab/JupyterLab copies of the notebooks (plain Markdown instead of MyST) in _build/colab/,
 # without executing anything: present these with RISE in JupyterLab.

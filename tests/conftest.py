@@ -60,6 +60,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "site: needs the built site (the second step of make test)"
     )
+    config.addinivalue_line(
+        "markers", "values: runs a whole notebook per documented value (make param-test)"
+    )
 
 
 @pytest.fixture(scope="session")

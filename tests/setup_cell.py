@@ -1,11 +1,14 @@
-# Setup: the same in every notebook (tests/test_conventions.py keeps the copies equal).
-# It picks the device and its tier, and defines the helpers every notebook shares.
+# @title Setup: device, tier and shared helpers (run first; the same in every notebook)
+# It picks the device and its tier, and defines the helpers every notebook shares
+# (tests/test_conventions.py keeps the copies equal).
 import os, sys, re, json, signal, platform, pathlib, tempfile, datetime  # noqa: E401
 import subprocess, importlib.util  # noqa: E401
 
-# Colab ships torch and triton; install what else the book uses.
+# Colab ships torch and triton; install what else the book uses (ninja: for the CUDA
+# extension that session 1 compiles with torch.utils.cpp_extension.load_inline).
 if "google.colab" in sys.modules:
-    for pkg, module in [("matplotlib", "matplotlib"), ("pyyaml", "yaml")]:
+    wanted = [("matplotlib", "matplotlib"), ("pyyaml", "yaml"), ("ninja", "ninja")]
+    for pkg, module in wanted:
         if importlib.util.find_spec(module) is None:
             pip = [sys.executable, "-m", "pip", "install", "-q", pkg]
             subprocess.run(pip, check=True)
@@ -21,7 +24,8 @@ import triton.language as tl  # noqa: F401 (not every notebook writes a kernel)
 # The device's tier sets sizes, dtypes and autotune configurations, once per notebook:
 #   "cpu"         Triton's interpreter, gloo, small sizes, fp16/fp32 (no bf16 tl.dot)
 #   "pre-ampere"  sm_7x (Colab's T4, V100): fp16, 64 KiB shared memory, few autotune
-#                 configurations (tl.dot compiles slowly there), medium sizes
+#                 configurations (Triton lowers tl.dot to FP32 FMAs there: no tensor
+#                 cores), medium sizes
 #   "ampere"      sm_8x (A100, A10, L4, RTX 30xx/40xx): bf16, full sizes
 #   "hopper"      sm_90 and newer (H100, H200, Blackwell): bf16, full sizes
 if ON_GPU:

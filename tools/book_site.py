@@ -216,7 +216,8 @@ def execution_rows(app, docname):
 
 def result_rows():
     rows = []
-    for path in sorted((ROOT / "figures").glob("*/*.json")):
+    # notebooks' folders only: compile/ holds compile reports (no GPU ran them)
+    for path in sorted((ROOT / "figures").glob("[0-9]*/*.json")):
         prov = json.loads(path.read_text()).get("provenance", {})
         rows.append(
             [

@@ -129,6 +129,10 @@ def colab_copy(nb, name, bib=None, outputs=False):
         "book_execution", None
     )  # how make test ran it (tests/nbval_record.py)
     cited = []
+    setup = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    # Folded where readers meet it first: Colab's form view shows its "# @title" line,
+    # JupyterLab hides the source.
+    setup["metadata"].update(cellView="form", jupyter={"source_hidden": True})
     for cell in nb["cells"]:
         if cell["cell_type"] == "code" and not outputs:
             cell["outputs"], cell["execution_count"] = [], None
@@ -144,7 +148,13 @@ def colab_copy(nb, name, bib=None, outputs=False):
         " made for Colab and JupyterLab. Change the original, not this copy.*"
     )
     skip = {"slideshow": {"slide_type": "skip"}}  # not a slide when presented with RISE
-    nb["cells"].insert(1, {"cell_type": "markdown", "metadata": skip, "source": note})
+    note_cell = {
+        "cell_type": "markdown",
+        "id": "colab-copy-note",
+        "metadata": skip,
+        "source": note,
+    }
+    nb["cells"].insert(1, note_cell)
     nb["metadata"]["accelerator"] = (
         "GPU"  # Colab opens it on a GPU runtime (a T4 on the free tier)
     )
