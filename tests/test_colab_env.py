@@ -2,12 +2,13 @@
 repository. Every import of every notebook and worker is in Colab's package list
 (tests/colab/pip-freeze.gpu.txt) or installed by the setup cell on Colab; and one Colab copy
 with multi-process workers executes outside the repository in an environment that has only
-torch, Triton, numpy, matplotlib, pandas, pyyaml and ipykernel."""
+torch, Triton, numpy, matplotlib, pyyaml and ipykernel (and what they need)."""
 
 import ast
 import importlib.metadata
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -20,17 +21,8 @@ from conftest import ROOT, SETUP_CELL, code_cells, load, source
 # googlecolab/backend-info, pip-freeze.gpu.txt at commit a72407924822 (2026-08-19, "Upgrade
 # to Python 3.13"): Colab's GPU runtime, with torch 2.11.0+cu128 and triton 3.6.0.
 COLAB_FREEZE = ROOT / "tests" / "colab" / "pip-freeze.gpu.txt"
-# The packages the lone environment gets (versions as requirements.txt pins them; pandas as
-# Colab has it).
-LONE_ENV = [
-    "torch==2.13.0",
-    "triton==3.7.1",
-    "numpy==2.4.6",
-    "matplotlib==3.11.2",
-    "pandas==2.2.3",
-    "pyyaml==6.0.3",
-    "ipykernel==7.4.0",
-]
+# The packages the lone environment gets, with what they need (as installed here).
+LONE_ENV = ["torch", "triton", "numpy", "matplotlib", "pyyaml", "ipykernel"]
 LONE_NOTEBOOK = "08_megatron_tp.ipynb"  # multi-process workers, and fast on a CPU
 
 
@@ -113,17 +105,39 @@ def test_the_setup_cell_is_folded_in_colab(notebook):
     assert source(setup).startswith("# @title "), "Colab's form view shows this title"
 
 
+def closure(names):
+    """The installed distributions `names` need, themselves included (no extras)."""
+    from packaging.requirements import Requirement
+
+    todo, found = list(names), {}
+    while todo:
+        name = normal(todo.pop())
+        if name in found:
+            continue
+        try:
+            found[name] = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # a dependency of another platform or Python
+        for text in found[name].requires or []:
+            req = Requirement(text)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+    return found
+
+
 @pytest.fixture(scope="session")
-def lone_python():
-    """A virtual environment with only the LONE_ENV packages (kept in _build/ between
-    runs, rebuilt when the list changes)."""
-    env = ROOT / "_build" / "lone-env"
-    stamp = env / "packages.txt"
-    if not (stamp.exists() and stamp.read_text() == "\n".join(LONE_ENV)):
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(env)], check=True)
-        pip = [str(env / "bin" / "python"), "-m", "pip", "install", "-q", *LONE_ENV]
-        subprocess.run(pip, check=True)
-        stamp.write_text("\n".join(LONE_ENV))
+def lone_python(tmp_path_factory):
+    """A virtual environment whose site-packages holds only the LONE_ENV packages and what
+    they need: links to this environment's copies, so nothing is downloaded or unpacked."""
+    env = tmp_path_factory.mktemp("lone") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    site = next(env.glob("lib/python*/site-packages"))
+    for dist in closure(LONE_ENV).values():
+        tops = {pathlib.PurePath(f).parts[0] for f in dist.files or []}
+        for top in tops - {"..", "__pycache__"}:
+            source = pathlib.Path(dist.locate_file(top))
+            if source.exists() and not (site / top).exists():
+                (site / top).symlink_to(source)
     return env / "bin" / "python"
 
 
