@@ -97,14 +97,16 @@ def tool(name):
 
 
 def resources(cubin):
-    """Registers and local memory (spills) per thread, from cuobjdump's resource usage."""
+    """Registers and the stack frame per thread, from cuobjdump's resource usage: ptxas
+    puts spilled registers on the stack (LOCAL stays 0 for them), and a Triton kernel has
+    no stack otherwise."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
         out = subprocess.run(
             [tool("cuobjdump"), "-res-usage", f.name], capture_output=True, text=True
         ).stdout
-    return int(re.search(r"REG:(\d+)", out)[1]), int(re.search(r"LOCAL:(\d+)", out)[1])
+    return int(re.search(r"REG:(\d+)", out)[1]), int(re.search(r"STACK:(\d+)", out)[1])
 
 
 def describe(kernel, arch):
@@ -173,7 +175,11 @@ def run(notebook, arch, full=False):
         ]
 
     def compile_only(self, *args, grid, warmup, **kwargs):
-        config = {k: v for k, v in kwargs.items() if not hasattr(v, "dtype")}
+        config = {  # the keywords: constexprs, scalars, options (as text when not JSON's)
+            k: v if isinstance(v, (bool, int, float, str, type(None))) else str(v)
+            for k, v in kwargs.items()
+            if not hasattr(v, "data_ptr")
+        }
         dtypes = {
             name: str(a.dtype).replace("torch.", "")
             for name, a in zip(self.arg_names, args)

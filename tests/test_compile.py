@@ -116,3 +116,22 @@ def test_cli_reports(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads((tmp_path / "toy.json").read_text())
     assert report["provenance"]["triton"] and report["results"][0]["arch"] == "sm_75"
+
+
+def test_planted_spill_fails(tmp_path):
+    # a 128 x 128 fp32 tile in one warp: 512 values per thread, more than 255 registers
+    kernel = """
+@triton.jit
+def big_tile_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tile = tl.load(x_ptr + i[:, None] * BLOCK + i[None, :])
+    tile = tl.sqrt(tile * tile + tl.trans(tile))
+    tl.store(y_ptr + i[:, None] * BLOCK + i[None, :], tl.cumsum(tile, 1))
+"""
+    launch = """
+def launch_kernels(full=False):
+    x, y = torch.empty(128 * 128), torch.empty(128 * 128)
+    big_tile_kernel[(1,)](x, y, BLOCK=128, num_warps=1)
+"""
+    _, failures = failures_of(tmp_path, kernel, launch, "sm_80")
+    assert any("spills" in f for f in failures), failures
