@@ -17,6 +17,11 @@ instructions from the PTX, and fails on:
     python tests/compile_check.py sessions/02_flash_attention.ipynb [--tier sm_90] [--full]
         [--report DIR]
 
+Without --full (what make test runs), `launch_kernels()` launches a subset that covers every
+code path, and an autotuned kernel compiles every configuration its pruning keeps on its first
+launch with each set of dtypes, and its first kept configuration on later launches; --full
+calls `launch_kernels(full=True)` and compiles every kept configuration of every launch.
+
 Each notebook runs in a process of its own (the check replaces Triton's driver there), its
 tiers one after another, each in a fresh namespace.
 """
@@ -210,13 +215,20 @@ def run(notebook, arch, full=False):
 
     def autotuned(self, *args, grid=None, warmup=False, **kwargs):
         # the autotuner never prunes a list of one configuration; otherwise it keeps what
-        # its pruning keeps, and compiles each of those
+        # its pruning keeps, and compiles each of those. Without --full, only a kernel's
+        # first launch with given dtypes compiles them all; later launches with the same
+        # dtypes (other code paths) compile the first one kept.
         self.nargs = dict(zip(self.arg_names, args))
         kept = self.configs if len(self.configs) == 1 else self.prune_configs(kwargs)
+        dtypes = tuple(str(a.dtype) for a in args if hasattr(a, "dtype"))
+        if not full and (self.fn.fn.__name__, dtypes) in swept:
+            kept = kept[:1]
+        swept.add((self.fn.fn.__name__, dtypes))
         for config in kept:
             self.fn.run(*args, grid=grid, warmup=True, **kwargs, **config.all_kwargs())
         self.nargs = None
 
+    swept = set()  # (kernel, dtypes) whose kept configurations all compiled
     original_run = JITFunction.run
     JITFunction.run, Autotuner.run = compile_only, autotuned
     driver.set_active(CompileOnlyDriver(spec["capability"]))
