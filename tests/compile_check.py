@@ -139,7 +139,6 @@ def run(notebook, arch, full=False):
     """Compile the notebook's kernels for `arch`: (records, failures)."""
     os.environ.pop("TRITON_INTERPRET", None)
     import torch
-    import triton
     from triton.runtime import driver
     from triton.runtime.autotuner import Autotuner
     from triton.runtime.jit import JITFunction
@@ -242,7 +241,6 @@ def run(notebook, arch, full=False):
     finally:
         JITFunction.run = original_run
         driver.set_active(None)  # (reset_active would look for a real GPU)
-    del triton
     failures += judge(stem, arch, names, records)
     return records, failures
 

@@ -29,6 +29,16 @@ def test_every_notebook_has_a_page_with_its_outputs(site):
         assert "cell_output" in text(page), f"{notebook.name}: its page shows no outputs"
 
 
+def test_tables_a_cell_displays_are_tables(site):
+    # a Markdown table that a cell displays (the compile tables) must render as a table,
+    # not as a paragraph of pipes (CommonMark has no tables: the config asks for GFM)
+    for notebook in NOTEBOOKS:
+        page = text(site / "sessions" / f"{notebook.stem}.html")
+        assert not re.search(r"<p>\|[^<]*\|\s*\n\|\s*[-—:]", page), (
+            f"{notebook.name}: a displayed Markdown table renders as text"
+        )
+
+
 def test_intro_lists_every_session(site):
     intro = text(site / "intro.html")
     rows = re.findall(r"<tr[^>]*>.*?</tr>", intro, re.S)

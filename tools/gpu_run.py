@@ -38,12 +38,8 @@ def slug(name):
 
 
 def figures_since(start):
-    """The figures/*/*.json written since `start` (not the run records)."""
-    return sorted(
-        p
-        for p in FIGURES.glob("[0-9]*/*.json")
-        if p.stat().st_mtime >= start and p.parent.name != "runs"
-    )
+    """The notebooks' figures/NN_name/*.json written since `start`."""
+    return sorted(p for p in FIGURES.glob("[0-9]*/*.json") if p.stat().st_mtime >= start)
 
 
 def headline(path):
@@ -68,9 +64,7 @@ def run_one(notebook, record_path):
             kernel_name="python3",
             progress_bar=False,
         )
-    except (
-        Exception
-    ) as exc:  # papermill raises PapermillExecutionError with the cell's error
+    except Exception as exc:  # PapermillExecutionError, with the failing cell's error
         error = "\n".join(str(exc).strip().splitlines()[-6:])
     written = figures_since(start)
     record = {
@@ -83,7 +77,7 @@ def run_one(notebook, record_path):
         "passed": error is None,
         "error": error,
         "figures": [str(p.relative_to(ROOT)) for p in written],
-        "headline": {p.stem: headline(p) for p in written if headline(p)},
+        "headline": {p.stem: h for p in written if (h := headline(p))},
     }
     record_path.parent.mkdir(parents=True, exist_ok=True)
     record_path.write_text(json.dumps(record, indent=1) + "\n")
