@@ -61,6 +61,11 @@ if not ON_GPU and triton.__version__.startswith("3.6."):
         scope.set_attr(tensor, "__index__", lambda t: int(t.handle.data.squeeze()))
 
     _interpreter._patch_lang_tensor = _patch_lang_tensor
+# Every random draw of the notebook and its workers derives from BOOK_SEED (default 0):
+# `BOOK_SEED=3 make test` (make seed-test) checks that no claim rests on one seed.
+BOOK_SEED = int(os.environ.get("BOOK_SEED", "0"))
+os.environ["BOOK_SEED"] = str(BOOK_SEED)  # workers started by launch() read it too
+torch.manual_seed(BOOK_SEED)  # the default generator: unseeded draws follow BOOK_SEED
 print(f"torch {torch.__version__} | triton {triton.__version__} | {DEVICE_NAME} | {TIER}")
 if not ON_GPU:
     print("No CUDA: Triton runs in its interpreter (TRITON_INTERPRET=1), collectives on")
@@ -81,6 +86,48 @@ def param(name, value, auto, ok, expected):
     if not ok(value):
         raise ValueError(f"parameter {name}={value!r} is invalid: expected {expected}")
     return value
+
+
+def book_seed(stream=0):
+    """The seed of random stream `stream` (0-999) of this notebook, under BOOK_SEED."""
+    if not 0 <= stream < 1000:
+        raise ValueError(f"book_seed: stream={stream!r} is not in 0..999")
+    return 1000 * BOOK_SEED + stream
+
+
+def roundoff(dtype):
+    """Unit roundoff u of a floating dtype (fp64 2^-53, fp32 2^-24, fp16 2^-11, bf16
+    2^-8): |fl(x) - x| <= u|x| for a result rounded to nearest."""
+    return torch.finfo(dtype).eps / 2
+
+
+def gamma(n, dtype):
+    """Higham's bound on a length-n sum or dot product computed in `dtype`, in any order:
+    |error| <= gamma(n) * sum |terms|, gamma(n) = n u / (1 - n u) (Accuracy and Stability
+    of Numerical Algorithms, 2nd ed., Lemma 3.1 and eq. 3.5)."""
+    nu = max(n, 1) * roundoff(dtype)
+    if nu >= 1:
+        raise ValueError(f"gamma: n={n} is too long for {dtype} (n*u={nu:.2f} >= 1)")
+    return nu / (1 - nu)
+
+
+def assert_within(actual, expected, bound, what):
+    """Assert |actual - expected| <= bound elementwise (bound: a number or a tensor that
+    broadcasts), naming `what` and the worst element's error against its bound."""
+    if actual.shape != expected.shape:
+        raise AssertionError(
+            f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+        )
+    err = (actual.double() - expected.double()).abs()
+    bound = torch.as_tensor(bound, dtype=torch.float64, device=err.device).expand_as(err)
+    bad = ~(err <= bound)  # NaN in either fails
+    if bad.any():
+        excess = torch.where(bad, (err - bound).nan_to_num(torch.inf), -torch.inf)
+        i = tuple(int(j) for j in torch.unravel_index(excess.argmax(), err.shape))
+        raise AssertionError(
+            f"{what}: {int(bad.sum())} of {err.numel()} elements off; the worst, at {i}:"
+            f" error {err[i]:.3g} > bound {bound[i]:.3g}"
+        )
 
 
 def provenance():
@@ -142,7 +189,12 @@ def launch(script, nproc, *args, timeout=120):
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--tee=3"]
     cmd = [*torchrun, f"--nproc-per-node={nproc}", str(script), f"--backend={backend}"]
     cmd += map(str, args)
-    pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # no colours (ipykernel 7 sets FORCE_COLOR): tracebacks come back as plain text
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "CLICOLOR_FORCE")
+    }
+    env.update(NO_COLOR="1", PYTHON_COLORS="0", BOOK_SEED=str(BOOK_SEED))
+    pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     # start_new_session: the ranks form a process group of their own, killed on a timeout
     proc = subprocess.Popen(cmd, **pipes, start_new_session=True)
     try:
@@ -157,6 +209,7 @@ def launch(script, nproc, *args, timeout=120):
         raise TimeoutError(
             f"{script} on {nproc} ranks ran past {timeout} s and was stopped:\n{out}"
         ) from None
+    out = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out)  # any colour codes that got through
     by_rank = {}
     for rank, text in re.findall(r"^\[default(\d+)\]:(?:\[rank\d+\]: )?(.*)$", out, re.M):
         by_rank.setdefault(int(rank), []).append(text)

@@ -229,3 +229,86 @@ def test_readme_lists_every_session():
             assert f"({session['notebook']}.ipynb)" in row[1], (
                 f"README: session {session['n']} lacks its notebook"
             )
+
+
+SEEDERS = {
+    "manual_seed",
+    "manual_seed_all",
+    "seed",
+    "default_rng",
+    "RandomState",
+    "Random",
+}
+
+
+def literal_seeds(tree):
+    """Seeds in `tree` that do not derive from BOOK_SEED: a seeding call (manual_seed,
+    default_rng, random.seed...) with no argument or whose argument names nothing with
+    "seed" in it (book_seed(3), BOOK_SEED, a function's `seed` parameter), a `seed=`
+    keyword given a number, and a `seed` parameter whose default is a number."""
+
+    def derived(node):
+        names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+        names += [n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)]
+        return any("seed" in name.lower() for name in names)
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = (
+                func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            )
+            if name in SEEDERS and not any(map(derived, [*node.args, *node.keywords])):
+                found.append(ast.unparse(node))
+            for kw in node.keywords:
+                if "seed" in (kw.arg or "") and isinstance(kw.value, ast.Constant):
+                    found.append(ast.unparse(node))
+        elif isinstance(node, (ast.FunctionDef, ast.Lambda)):
+            args = node.args
+            params = [*args.posonlyargs, *args.args][
+                -len(args.defaults) or len(args.args) :
+            ]
+            pairs = [*zip(params, args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+            for arg, default in pairs:
+                if "seed" in arg.arg.lower() and isinstance(default, ast.Constant):
+                    found.append(f"{arg.arg}={ast.unparse(default)} in a definition")
+    return found
+
+
+def test_seeds_derive_from_book_seed(nb, notebook):
+    """Every random draw derives from BOOK_SEED (the setup cell's book_seed(stream) in a
+    notebook; BOOK_SEED from the environment in a worker), so make seed-test varies it."""
+    for i, cell in enumerate(code_cells(nb)[1:], 1):
+        text = source(cell)
+        if text.startswith("%%writefile"):
+            text = text.partition("\n")[2]
+        elif text.startswith("%"):
+            continue
+        found = literal_seeds(ast.parse(text))
+        assert not found, (
+            f"{notebook.name}, code cell {i}: seeds that ignore BOOK_SEED: {found};"
+            " use book_seed(stream) (workers: BOOK_SEED from os.environ)"
+        )
+
+
+def test_the_seed_check_catches_literal_seeds():
+    planted = [
+        "torch.manual_seed(0)",
+        "g = torch.Generator().manual_seed(1000 * n + rank)",
+        "rng = np.random.default_rng()",
+        "random.seed(3)",
+        "data = make(seed=4)",
+        "def make(n, seed=1): pass",
+    ]
+    for text in planted:
+        assert literal_seeds(ast.parse(text)), f"not caught: {text}"
+    fine = [
+        "torch.manual_seed(book_seed(2))",
+        "g = torch.Generator().manual_seed(BOOK_SEED * 1000 + rank)",
+        "def make(n, seed): return np.random.default_rng(seed)",
+        "data = make(seed=book_seed(5))",
+        "rng = random.Random(args.seed)",
+    ]
+    for text in fine:
+        assert not literal_seeds(ast.parse(text)), f"wrongly caught: {text}"
