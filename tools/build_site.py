@@ -49,14 +49,19 @@ def jupyter_book(source, *args):
     return log
 
 
+def not_sources(folder, names):
+    """What the staged copy leaves out: build outputs, caches, and every virtual environment
+    (a folder holding pyvenv.cfg, whatever its name: .venv-floor holds gigabytes)."""
+    folder = pathlib.Path(folder)
+    return [n for n in names if n in NOT_SOURCES or (folder / n / "pyvenv.cfg").exists()]
+
+
 def stage(executed, out):
     """A copy of the book's sources in OUT/src, the notebooks replaced by their executed copies."""
     src = out / "src"
     if src.exists():
         shutil.rmtree(src)
-    shutil.copytree(
-        ROOT, src, ignore=lambda d, names: [n for n in names if n in NOT_SOURCES]
-    )
+    shutil.copytree(ROOT, src, ignore=not_sources)
     for notebook in sorted((ROOT / "sessions").glob("[0-9][0-9]_*.ipynb")):
         ran = executed / "sessions" / notebook.name
         if not ran.exists() or ran.stat().st_mtime < notebook.stat().st_mtime:
