@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, SESSIONS
+from deck import measure, over_limits
 
 pytestmark = pytest.mark.site
 SHOTS = ROOT / "_build" / "screenshots"
@@ -129,6 +130,21 @@ def test_session_page_and_its_deck(visit, notebook):
     assert first.count() == 1 and first.is_visible(), "the deck shows no first slide"
     title = first.locator("h1").first.text_content()  # the theme shows it in capitals
     assert title.startswith(f"Session {int(notebook.stem[:2])}:"), title
+    slides = measure(deck.page)  # every slide of the deck: words, notes, height
+    second = slides[1]["heading"] if len(slides) > 1 else ""
+    assert second.startswith("The question"), f"the second slide is {second!r}"
+    bad = over_limits(slides)
+    assert not bad, f"{len(bad)} slides over the limits:\n" + "\n".join(bad)
+
+
+def test_session_page_has_worked_answers_folded(visit, notebook):
+    page = visit(f"sessions/{notebook.stem}.html").page
+    answers = page.locator("details", has=page.locator("summary", has_text="Answer"))
+    assert answers.count() >= 3, f"{answers.count()} worked answers on the page"
+    opened = answers.evaluate_all("ds => ds.filter(d => d.open).length")
+    assert opened == 0, f"{opened} answers are open before the reader opens them"
+    trail = page.locator(".book-session-trail").first.text_content()
+    assert "Builds on" in trail or "Leads to" in trail, trail
 
 
 def test_search_finds_flash_attention_for_online_softmax(visit):

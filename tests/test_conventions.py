@@ -312,3 +312,77 @@ def test_the_seed_check_catches_literal_seeds():
     ]
     for text in fine:
         assert not literal_seeds(ast.parse(text)), f"wrongly caught: {text}"
+
+
+def words(markdown):
+    """Words of prose in a Markdown text: math, code and link targets left out."""
+    text = re.sub(
+        r"\$\$.*?\$\$|\$[^$\n]+\$|`[^`]*`|\]\([^)]*\)", " ", markdown, flags=re.S
+    )
+    return len(re.findall(r"[A-Za-z0-9][\w'-]*", text))
+
+
+def test_the_question_follows_the_title(nb, notebook):
+    """The deck opens with a title slide and then the session's question (CONTRIBUTING.md,
+    Slides): the cell after the title is `## The question`, short enough for one slide."""
+    second = nb["cells"][1]
+    text = source(second)
+    assert second["cell_type"] == "markdown" and text.startswith("## The question"), (
+        f"{notebook.name}: the cell after the title must open with '## The question'"
+    )
+    assert words(text) <= 80, f"{notebook.name}: the question has {words(text)} words"
+
+
+def test_worked_questions(nb, notebook):
+    """At least three worked questions: a Markdown cell `### Question N: ...` followed by a
+    code cell tagged `answer` that works the answer out, prints it and asserts it."""
+    cells = nb["cells"]
+    answers = [
+        i for i, c in enumerate(cells) if "answer" in c["metadata"].get("tags", [])
+    ]
+    assert len(answers) >= 3, (
+        f"{notebook.name}: {len(answers)} worked answers (at least 3)"
+    )
+    for n, i in enumerate(answers, 1):
+        question, answer = cells[i - 1], cells[i]
+        assert answer["cell_type"] == "code", f"{notebook.name}: answer {n} is not code"
+        head = source(question).split("\n", 1)[0]
+        assert question["cell_type"] == "markdown" and re.match(
+            rf"### Question {n}\b", head
+        ), (
+            f"{notebook.name}: answer {n} must follow a Markdown cell '### Question {n}: ...'"
+        )
+        code = source(answer)
+        assert "print(" in code and re.search(r"^\s*assert\b", code, re.M), (
+            f"{notebook.name}: answer {n} must print its answer and assert it"
+        )
+
+
+def test_long_code_shows_an_excerpt_on_its_slide(nb, notebook):
+    """A code cell longer than a slide holds says which part its slide shows (tools/deck.py:
+    metadata `deck: {from: <text of its first line>, lines: n}`)."""
+    from deck import CODE_LINES
+
+    for i, cell in enumerate(code_cells(nb)[3:], 3):
+        text = source(cell)
+        if len(text.splitlines()) <= CODE_LINES:
+            continue
+        deck = cell["metadata"].get("deck", {})
+        where = f"{notebook.name}, code cell {i} ({len(text.splitlines())} lines)"
+        assert "from" in deck and deck.get("lines", 99) <= CODE_LINES, (
+            f"{where}: give it metadata deck: {{from: ..., lines: <= {CODE_LINES}}}"
+        )
+        assert deck["from"] in text, f"{where}: no line contains {deck['from']!r}"
+
+
+def test_the_book_map_is_drawn_from_sessions_yml():
+    """figures/book_map.svg (the landing page's map) is what tools/book_map.py draws from
+    papers/sessions.yml now, and every session says where it sits."""
+    import book_map
+
+    for s in SESSIONS["sessions"]:
+        assert {"short", "theme", "adds", "builds_on"} <= s.keys(), f"session {s['n']}"
+        assert all(n < s["n"] for n in s["builds_on"]), (
+            f"session {s['n']}: builds on later"
+        )
+    assert book_map.main(["--check"]) == 0, "run python tools/book_map.py"

@@ -14,20 +14,19 @@
 """
 
 import datetime
-import importlib.util
 import json
 import pathlib
 import posixpath
 import re
-import shutil
 
-import nbformat
+import yaml
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from colab import colab_copy, load_bibliography
+from deck import copy_scripts, deck_html
 
 LOGGER = logging.getLogger(__name__)
 HERE = pathlib.Path(__file__).resolve().parent
@@ -72,28 +71,43 @@ def add_session_links(app, doctree):
     para += nodes.reference("", "open in Colab", refuri=colab_url(app.config, docname))
     title = doctree.next_node(nodes.title)
     title.parent.insert(title.parent.index(title) + 1, para)
+    title.parent.insert(title.parent.index(para) + 1, session_trail(docname))
+
+
+def session_trail(docname):
+    """Where a session sits in the book (papers/sessions.yml; the landing page's map): what it
+    adds, the sessions it builds on and the sessions that build on it, linked."""
+    sessions = yaml.safe_load((ROOT / "papers" / "sessions.yml").read_text())["sessions"]
+    by_n = {s["n"]: s for s in sessions}
+    this = next(s for s in sessions if s.get("notebook") == docname)
+    para = nodes.paragraph(classes=["book-session-trail"])
+    para += nodes.strong(text="In the book: ")
+    para += nodes.Text(f"{this['adds'][0].upper()}{this['adds'][1:]}.")
+    later = [s["n"] for s in sessions if this["n"] in s.get("builds_on", [])]
+    for label, numbers in (("Builds on", this["builds_on"]), ("Leads to", later)):
+        if not numbers:
+            continue
+        para += nodes.Text(" ")
+        para += nodes.strong(text=f"{label}: ")
+        for i, n in enumerate(numbers):
+            other = by_n[n]
+            uri = posixpath.relpath(
+                f"{other['notebook']}.html", posixpath.dirname(docname)
+            )
+            para += nodes.Text(", " if i else "")
+            para += nodes.reference("", f"{n} {other['short']}", refuri=uri)
+        para += nodes.Text(".")
+    return para
 
 
 def build_decks(app, exception):
+    """Each session's reveal.js deck (tools/deck.py), from the notebook as executed for this
+    build, with reveal.js and MathJax served from the site's _static/."""
     if exception is not None or app.builder.format != "html":
         return
-    from nbconvert import SlidesExporter
-
     outdir = pathlib.Path(app.outdir)
     executed = outdir.parent / "jupyter_execute"
-    reveal = pathlib.Path(importlib.util.find_spec("sphinx_revealjs").origin).parent
-    for part in ("dist", "plugin/notes"):
-        shutil.copytree(
-            reveal / "_static/revealjs" / part, outdir / REVEAL / part, dirs_exist_ok=True
-        )
-    exporter = SlidesExporter(
-        extra_template_paths=[str(HERE / "deck")],
-        template_file="book_deck.html.j2",
-        reveal_url_prefix=f"../{REVEAL}",
-        reveal_theme="white",
-        reveal_width="1200",  # 90 columns of code at 15 px, beside the cell prompt
-        reveal_height="800",
-    )
+    copy_scripts(outdir / "_static")
     bib = load_bibliography()
     for docname in session_docs(app):
         source = executed / f"{docname}.ipynb"
@@ -101,13 +115,9 @@ def build_decks(app, exception):
             LOGGER.warning(f"no executed notebook for {docname} at {source}: no deck")
             continue
         plain = colab_copy(json.loads(source.read_text()), source.name, bib, outputs=True)
-        nb = nbformat.reads(
-            json.dumps(plain), as_version=4
-        )  # joins the lines of each source
-        html, _ = exporter.from_notebook_node(nb, resources={"book_static": "../_static"})
         deck = outdir / deck_uri("", docname)
         deck.parent.mkdir(parents=True, exist_ok=True)
-        deck.write_text(html)
+        deck.write_text(deck_html(plain, f"../{REVEAL}", "../_static"))
 
 
 def write_colab_copies(app, exception):

@@ -29,6 +29,7 @@ ADMONITIONS = {
     "important": "Important",
     "warning": "Warning",
 }
+ANSWER_TITLE = "# @title Answer (run it; 'Show code' shows the working)"
 # What only MyST renders: roles, directive fences (backticks or colons), targets, comments.
 MYST_ONLY = re.compile(
     r"\{[\w:-]+\}`|^\s*(`{3,}|~{3,}|:{3,})\s*\{|^\s*\([\w-]+\)=\s*$|^%", re.M
@@ -136,6 +137,11 @@ def colab_copy(nb, name, bib=None, outputs=False):
     for cell in nb["cells"]:
         if cell["cell_type"] == "code" and not outputs:
             cell["outputs"], cell["execution_count"] = [], None
+        if "answer" in cell["metadata"].get("tags", []) and not outputs:
+            # a worked answer stays folded until the reader opens it: Colab's form view
+            # shows its title, JupyterLab hides its source
+            cell["metadata"].update(cellView="form", jupyter={"source_hidden": True})
+            cell["source"] = f"{ANSWER_TITLE}\n{''.join(cell['source'])}"
         if cell["cell_type"] == "markdown":
             text = (
                 "".join(cell["source"])

@@ -13,7 +13,11 @@ Slide types (cell metadata `slideshow.slide_type`, read by RISE and by nbconvert
   LONG_CODE lines (or a %%writefile worker): a sub-slide, below the section's slide;
 - the setup, parameters and resolution cells: skipped (run them before presenting);
 - a Markdown cell tagged `notes`: speaker notes (RISE and reveal.js's `s` key show them);
+- a code cell tagged `answer` (the worked answer of a question): a sub-slide below it;
 - anything else continues the slide above it.
+
+A code cell tagged `answer` is also folded on the site under a button that says "Answer"
+(myst-nb's `hide-cell` tag and its `code_prompt_show` cell option).
 """
 
 import argparse
@@ -26,6 +30,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SETUP_CELL = (ROOT / "tests" / "setup_cell.py").read_text().rstrip("\n")
 LONG_CODE = 15  # lines
 SKIPPED = 3  # the first three code cells: setup, parameters, resolution
+ANSWER_PROMPTS = {"code_prompt_show": "Answer", "code_prompt_hide": "Hide the answer"}
 
 
 def source(cell):
@@ -40,6 +45,7 @@ def slide_types(cells):
         text = source(cell)
         if cell["cell_type"] == "code":
             long = len(text.splitlines()) > LONG_CODE or text.startswith("%%writefile")
+            long = long or "answer" in cell["metadata"].get("tags", [])
             kind = "skip" if code_cells < SKIPPED else "subslide" if long else "-"
             code_cells += 1
         elif i == 0 or text.startswith("## "):
@@ -72,6 +78,9 @@ def normalise(nb):
         tag(cell, "hide-input")
     for cell in code:
         cell["outputs"], cell["execution_count"] = [], None
+        if "answer" in cell["metadata"].get("tags", []):
+            tag(cell, "hide-cell")  # folded on the site, under a button:
+            cell["metadata"]["mystnb"] = ANSWER_PROMPTS
     for cell, kind in zip(cells, slide_types(cells)):
         cell["metadata"]["slideshow"] = {"slide_type": kind}
         cell["source"] = source(cell)
