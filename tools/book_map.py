@@ -3,16 +3,15 @@
     python tools/book_map.py           # write figures/book_map.svg (the landing page shows it)
     python tools/book_map.py --check   # exit 1 if figures/book_map.svg is not what it draws
 
-Each session is a box in the lane of the resource it is mostly about (`theme`: compute, memory
-or communication; session 1, the foundation, spans them), in session order from left to right;
-an arrow runs from each session to those that build on it (`builds_on`).
+Each session is a box in the lane (column) of the resource it is mostly about (`theme`: compute,
+memory or communication; session 1, the foundation, spans them), a row per session from top to
+bottom; an arrow runs from each session to those that build on it (`builds_on`).
 """
 
 import argparse
 import io
 import pathlib
 import sys
-import textwrap
 
 import matplotlib
 
@@ -24,12 +23,12 @@ from matplotlib.path import Path  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "figures" / "book_map.svg"
-LANES = {  # theme: (row, label, colour)
+LANES = {  # theme: (column, heading, colour)
+    "compute": (0, "Compute:\nkernels, number formats", "#fde8cf"),
+    "memory": (1, "Memory:\nwhat is kept, and where", "#dff2dc"),
     "communication": (2, "Communication:\nparallelism, overlap", "#dbe9f6"),
-    "compute": (1, "Compute:\nkernels, number formats", "#fde8cf"),
-    "memory": (0, "Memory:\nwhat is kept, and where", "#dff2dc"),
 }
-BOX_W, BOX_H = 0.9, 0.62
+BOX_W, BOX_H, ROW = 2.2, 0.62, 1.0  # in lane widths of 3 units and rows of 1
 
 
 def sessions():
@@ -37,29 +36,27 @@ def sessions():
 
 
 def place(session):
-    """The centre of a session's box: x by session number, y by lane (session 1 in the middle)."""
-    row = LANES[session["theme"]][0] if session["theme"] in LANES else 1
-    return float(session["n"]), 1.15 * row
+    """The centre of a session's box: a row per session, top to bottom; the lane's column
+    (session 1, the foundation, spans all three)."""
+    column = LANES[session["theme"]][0] if session["theme"] in LANES else 1
+    return 3.0 * column + 1.5, -ROW * session["n"]
 
 
 def box(ax, session, xy):
-    """The session's box (session 1, the foundation, spans the three lanes) and its label."""
-    (x, y), tall = xy, BOX_H * (3.4 if session["theme"] not in LANES else 1)
+    (x, y), wide = xy, BOX_W if session["theme"] in LANES else 3 * 3.0 - 0.8
     patch = FancyBboxPatch(
-        (x - BOX_W / 2, y - tall / 2),
-        BOX_W,
-        tall,
-        boxstyle="round,pad=0.02,rounding_size=0.08",
+        (x - wide / 2, y - BOX_H / 2),
+        wide,
+        BOX_H,
+        boxstyle="round,pad=0.02,rounding_size=0.12",
         fc="white",
         ec="#444",
         lw=0.9,
         zorder=2,
     )
     ax.add_patch(patch)
-    name = "\n".join(textwrap.wrap(session["short"], 12, break_long_words=False))
-    ax.text(x, y + 0.14, str(session["n"]), ha="center", va="center", fontsize=10,
-            weight="bold", zorder=3)  # fmt: skip
-    ax.text(x, y - 0.1, name, ha="center", va="center", fontsize=6.5, zorder=3)
+    ax.text(x, y, f"{session['n']}  {session['short']}", ha="center", va="center",
+            fontsize=10, zorder=3)  # fmt: skip
     return patch
 
 
@@ -68,42 +65,44 @@ def centre(patch):
 
 
 def arrow(ax, start, end, boxes):
-    """An arrow from session `start` to session `end`. Between lanes: straight, clipped to the
-    boxes. Within a lane: a curve from the edge of one box to the same edge of the other,
-    through the strip between the boxes and the lane's border (0.31 to 0.5 from its middle:
-    the apex at 0.44), so that it passes the boxes between them; below the boxes in the
-    compute lane, above them in the others."""
+    """An arrow from session `start` to session `end`. Between lanes, or to the next row:
+    straight, clipped to the boxes. Down a lane past other boxes: a curve from the right edge
+    of one box to the right edge of the other, through the strip between the boxes and the
+    lane's border, so that it passes the boxes between them."""
     (x0, y0), (x1, y1) = centre(boxes[start]), centre(boxes[end])
+    if boxes[start].get_width() > BOX_W:  # from the foundation, which spans every lane
+        x0 = x1
     style = dict(arrowstyle="-|>", mutation_scale=12, color="#666", lw=0.8, zorder=1)
-    if y0 != y1 or abs(x1 - x0) <= 1:
+    if x0 != x1 or abs(y1 - y0) <= ROW:
         ends = dict(patchA=boxes[start], patchB=boxes[end], shrinkA=1, shrinkB=1)
         ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), **ends, **style))
         return
-    side = -1 if y0 == 1.15 * LANES["compute"][0] else 1
-    edge = y0 + side * BOX_H / 2
-    control = ((x0 + x1) / 2, edge + side * 2 * (0.44 - BOX_H / 2))
+    edge = x0 + BOX_W / 2
+    control = (edge + 2 * 0.3, (y0 + y1) / 2)
     curve = Path(
-        [(x0, edge), control, (x1, edge)], [Path.MOVETO, Path.CURVE3, Path.CURVE3]
+        [(edge, y0), control, (edge, y1)], [Path.MOVETO, Path.CURVE3, Path.CURVE3]
     )
     ax.add_patch(FancyArrowPatch(path=curve, **style))
 
 
 def draw(all_sessions):
     plt.rcParams.update({"svg.hashsalt": "book-map", "svg.fonttype": "none"})
-    fig, ax = plt.subplots(figsize=(17, 5))
     last = max(s["n"] for s in all_sessions)
-    for theme, (row, label, colour) in LANES.items():
-        y = 1.15 * row
-        ax.add_patch(plt.Rectangle((-1.4, y - 0.5), last + 2.0, 1.0, color=colour, lw=0))
-        ax.text(-1.3, y, label, va="center", ha="left", fontsize=9, color="#333")
+    fig, ax = plt.subplots(figsize=(8.5, 0.42 * last + 1.2))
+    for theme, (column, label, colour) in LANES.items():
+        x = 3.0 * column
+        ax.add_patch(
+            plt.Rectangle((x + 0.05, -last - 0.6), 2.9, last + 0.3, color=colour)
+        )
+        ax.text(x + 1.5, 0.15, label, ha="center", va="center", fontsize=10.5)
     boxes = {s["n"]: box(ax, s, place(s)) for s in all_sessions}
     for s in all_sessions:
         for earlier in s["builds_on"]:
             arrow(ax, earlier, s["n"], boxes)
-    ax.set_xlim(-1.45, last + 0.65)
-    ax.set_ylim(-0.55, 2.85)
+    ax.set_xlim(0, 9.0)
+    ax.set_ylim(-last - 0.65, 0.75)
     ax.axis("off")
-    fig.tight_layout()
+    fig.tight_layout(pad=0.2)
     return fig
 
 

@@ -107,7 +107,8 @@ def deck_cells(nb):
             cells.append(cell)
             if said:
                 notes = {"slideshow": {"slide_type": "notes"}}
-                cells.append({"cell_type": "markdown", "metadata": notes, "source": said})
+                note = {"cell_type": "markdown", "id": "title-notes", "metadata": notes}
+                cells.append({**note, "source": said})
             continue
         if cell["cell_type"] == "code":
             if "from" in deck:
