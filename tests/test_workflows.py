@@ -54,3 +54,13 @@ def test_publishing_pushes_the_colab_copies_to_the_branch_the_buttons_open():
     assert jobs["colab"]["needs"] == "build"
     assert any(f"origin colab-new:{branch}" in c for c in commands(jobs["colab"]))
     assert any(u.startswith("actions/upload-artifact") for u in commands(jobs["build"]))
+
+
+def test_cpu_workflow_runs_every_seed_and_both_version_environments():
+    jobs = workflow("ci.yml")
+    assert "make seed-test" in commands(jobs["seeds"])
+    versions = jobs["versions"]
+    assert set(versions["strategy"]["matrix"]["versions"]) == {"floor", "newest"}
+    assert any(c.startswith("make version-test") for c in commands(versions))
+    for name in versions["strategy"]["matrix"]["versions"]:
+        assert (ROOT / "tests" / "versions" / f"{name}.txt").exists(), name
