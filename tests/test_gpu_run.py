@@ -175,3 +175,41 @@ def test_the_plan_packs_calls_within_the_budget():
     assert calls[0][0] == ["01", "03", "05"] and calls[1][0] == ["02"], calls
     assert calls[2][0] == ["04"], "longer than a call: alone (and stopped at its timeout)"
     assert all(used <= 9.5 or len(call) == 1 for call, used in calls)
+
+
+def test_the_status_page_shows_headlines(tmp_path, monkeypatch):
+    """Build status (tools/book_site.py): committed results and GPU runs with their headline
+    numbers."""
+    import book_site
+
+    figure = tmp_path / "figures" / "02_flash_attention" / "benchmark.json"
+    figure.parent.mkdir(parents=True)
+    prov = {
+        "device": "NVIDIA H100",
+        "tier": "hopper",
+        "torch": "2.13.0",
+        "triton": "3.7.1",
+    }
+    results = {"rows": [], "headline": {"fwd_over_flash": 1.123, "bwd_over_flash": 0.9}}
+    figure.write_text(json.dumps({"provenance": prov, "results": results}))
+    run = tmp_path / "figures" / "runs" / "nvidia-h100" / "02_flash_attention.json"
+    run.parent.mkdir(parents=True)
+    record = {"notebook": "02_flash_attention", "status": "timeout", "minutes": 9.5}
+    record["headline"] = {"02_flash_attention/benchmark": results["headline"]}
+    run.write_text(json.dumps({**record, "tier": "hopper", "driver": "580.1"}))
+    monkeypatch.setattr(book_site, "ROOT", tmp_path)
+    (row,) = book_site.result_rows()
+    assert row[-1] == "fwd_over_flash: 1.12; bwd_over_flash: 0.9", row
+    (row,) = book_site.gpu_rows()
+    assert row[2] == "hopper" and "driver 580.1" in row[3] and row[6] == "timeout", row
+    assert row[-1] == "fwd_over_flash: 1.12; bwd_over_flash: 0.9", row
+
+
+def test_every_notebook_has_an_estimate():
+    """figures/runs/estimates.json (tools/gpu_estimate.py): minutes on an H100 per notebook,
+    which the plan packs into calls; rerun the estimator after changing a notebook's sizes."""
+    estimates = json.loads(gpu_run.ESTIMATES.read_text())
+    stems = {p.stem for p in (ROOT / "sessions").glob("[0-9][0-9]_*.ipynb")}
+    assert set(estimates["notebooks"]) == stems, "python tools/gpu_estimate.py"
+    assert all(e["minutes"] > 0 and e["basis"] for e in estimates["notebooks"].values())
+    assert "do_bench" in estimates["model"], "the file states its model"

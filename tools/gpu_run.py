@@ -231,6 +231,14 @@ def device(cpu):
     return torch.cuda.get_device_name()
 
 
+def planned_device():
+    """The device a plan is for: this GPU, or (without one) an H100, which the estimates
+    are for."""
+    import torch
+
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else "H100"
+
+
 def figures_since(start):
     """The notebooks' figures/NN_name/* written since `start`."""
     return sorted(p for p in FIGURES.glob("[0-9]*/*") if p.stat().st_mtime >= start)
@@ -397,9 +405,7 @@ def main(argv=None):
     if args.numbers:
         wanted = {f"{int(n):02d}" for n in args.numbers}
         notebooks = [n for n in notebooks if n.name[:2] in wanted]
-    guesses = estimates()
-    guess = lambda stem: guesses.get(stem, 3.0)  # noqa: E731 (no estimate: 3 minutes)
-    name = "H100-estimate" if args.plan else device(args.cpu)
+    name = planned_device() if args.plan else device(args.cpu)
     base = pathlib.Path(args.out).resolve() if args.cpu else ROOT
     records_dir = base / "figures" / "runs" / slug(name)
     logs = base / "_build" / "gpu-run"
@@ -408,13 +414,28 @@ def main(argv=None):
         for n in notebooks
         if (p := records_dir / f"{n.stem}.json").exists()
     }
+    guesses = estimates()
+
+    def guess(stem):
+        """Minutes a notebook takes here: measured by an earlier run when one finished,
+        at least its last limit when it ran out of time, else the estimate (3 min without)."""
+        record, estimate = existing.get(stem), guesses.get(stem, 3.0)
+        if record is None:
+            return estimate
+        if record.get("status") == "timeout":
+            return max(estimate, record.get("limit_min", 0))
+        return record.get("minutes", estimate)
+
     pending = [
         n.stem for n in notebooks if to_run(existing.get(n.stem), timeout_min, args.force)
     ]
     if args.plan:
-        print(f"{'notebook':34} {'H100 min':>8}  basis")
+        print(f"plan for {name} (records in {records_dir.relative_to(base)})")
+        print(f"{'notebook':34} {'minutes':>8}  status   basis of the estimate")
         for n in notebooks:
-            print(f"{n.stem:34} {guess(n.stem):8.1f}  {describe_estimate(n.stem)}")
+            status = existing.get(n.stem, {}).get("status", "to run")
+            basis = describe_estimate(n.stem)
+            print(f"{n.stem:34} {guess(n.stem):8.1f}  {status:8} {basis}")
         total = sum(guess(n.stem) for n in notebooks)
         print(f"{'whole book':34} {total:8.1f}")
         for i, (call, used) in enumerate(plan(pending, guess, args.budget_min), 1):
