@@ -250,12 +250,9 @@ class Coverage:
                 elif path.exists():
                     seen.update(json.loads(path.read_text()))
                 else:  # in Triton's cache, compiled before this check kept coverage
-                    knobs = triton.knobs.compilation
-                    knobs.always_compile, old = True, knobs.always_compile
-                    try:
-                        return compile(src, *args, **kwargs)
-                    finally:
-                        knobs.always_compile = old
+                    generate(src, *args, **kwargs)
+                    coverage.store.mkdir(parents=True, exist_ok=True)
+                    path.write_text(json.dumps({k: sorted(v) for k, v in seen.items()}))
                 return kernel
             finally:  # what was generated counts, also when the compilation failed later
                 coverage.current = None
@@ -263,6 +260,19 @@ class Coverage:
                     coverage.visited.setdefault(key, set()).update(
                         tuple(n) for n in nodes
                     )
+
+        def generate(src, target=None, options=None, _env_vars=None):
+            """Triton's front end alone (the code generator, to TTIR), as compile() runs
+            it: what a cached compilation visited, without LLVM and ptxas again."""
+            from triton.compiler.compiler import ir, make_backend
+
+            backend = make_backend(target)
+            options = backend.parse_options(dict(options or {}, **src.parse_options()))
+            context = ir.context()
+            ir.load_dialects(context)
+            backend.load_dialects(context)
+            codegen = backend.get_codegen_implementation(options)
+            src.make_ir(target, options, codegen, backend.get_module_map(), context)
 
         return [
             (CodeGenerator, "visit", visit),
