@@ -5,6 +5,7 @@ numbers), retries what failed, packs what it wrote into one archive, and plans i
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import tarfile
@@ -28,8 +29,6 @@ REHEARSED = [
 def bare_python(tmp_path_factory):
     """A virtual environment with only BARE_ENV and what they need: links to this
     environment's copies, so nothing is downloaded."""
-    import pathlib
-
     env = tmp_path_factory.mktemp("bare") / "env"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     site = next(env.glob("lib/python*/site-packages"))
@@ -97,7 +96,14 @@ def sessions(tmp_path, monkeypatch):
         "%matplotlib inline\nFOLDER_TEXT",
     )
     code_notebook(folder / "02_fail.ipynb", SETUP, "x = 1", "raise ValueError('planted')")
-    code_notebook(folder / "03_slow.ipynb", SETUP, "import time\ntime.sleep(120)")
+    rank = (  # a process in a session of its own, as launch() starts torchrun
+        "import subprocess, sys, time\n"
+        "cmd = [sys.executable, '-c', 'import time; time.sleep(300)']\n"
+        "rank = subprocess.Popen(cmd, start_new_session=True)\n"
+        "open(FOLDER + '/rank.pid', 'w').write(str(rank.pid))\n"
+        "time.sleep(120)"
+    )
+    code_notebook(folder / "03_slow.ipynb", SETUP, rank)
     for path in folder.glob("*.ipynb"):  # FOLDER: where %%writefile writes
         nb = nbformat.read(path, as_version=4)
         nb.cells[0].source = f"FOLDER = {str(tmp_path)!r}\n" + nb.cells[0].source
@@ -130,6 +136,12 @@ def test_records_retries_timeouts_and_the_archive(sessions, capsys):
         and "stopped after" in records["03_slow"]["error"]
     )
     assert (sessions / "worker.py").read_text() == "print('hello')"
+    rank = int((sessions / "rank.pid").read_text())  # stopped with the notebook
+    assert (
+        not pathlib.Path(f"/proc/{rank}").exists()
+        or "Z"
+        in pathlib.Path(f"/proc/{rank}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    ), "a rank outlived its notebook's timeout"
     log = (out / "_build" / "gpu-run" / "01_pass.log").read_text()
     assert "**table**" in log and "print('hello')" in log, log
     with tarfile.open(out / "gpu-run-cpu.tar.gz") as tar:

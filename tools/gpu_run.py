@@ -1,6 +1,6 @@
 """Run the book's notebooks on this machine's GPU, at its tier's sizes, in resumable batches.
 
-    python tools/gpu_run.py [01 02 ...] [--budget-min 9.5] [--timeout-min M] [--force]
+    python tools/gpu_run.py [01 02 ...] [--budget-min 9] [--timeout-min M] [--force]
                             [--out DIR] [--plan] [--cpu]
 
 It needs nothing but torch, Triton, numpy and matplotlib (a GPU image's python3 has them; no
@@ -282,13 +282,7 @@ def run_one(notebook, records, logs, limit_min, cpu, estimate):
             timed_out = False
         except subprocess.TimeoutExpired:
             timed_out = True
-            for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
-                try:
-                    os.killpg(child.pid, sig)
-                    child.wait(timeout=grace)
-                    break
-                except (subprocess.TimeoutExpired, ProcessLookupError):
-                    continue
+            stop(child)
     state = json.loads(result_path.read_text()) if result_path.exists() else {}
     prov = state.get("provenance") or {}
     status = "timeout" if timed_out else state.get("status", "fail")
@@ -328,6 +322,40 @@ def run_one(notebook, records, logs, limit_min, cpu, estimate):
     (records / f"{notebook.stem}.json").write_text(json.dumps(record, indent=1) + "\n")
     result_path.unlink(missing_ok=True)
     return record, written + [log]
+
+
+def descendants(pid):
+    """Every process below `pid` (Linux /proc): the notebook's, and the ranks of a launch(),
+    which runs torchrun in a session of its own."""
+    parents = {}
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for kid in parents.get(todo.pop(), []):
+            found.append(kid)
+            todo.append(kid)
+    return found
+
+
+def stop(child):
+    """Stop a notebook's child process and everything it started: SIGTERM, then SIGKILL."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in [child.pid, *descendants(child.pid)]:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        try:
+            child.wait(timeout=10)
+            if not descendants(child.pid):
+                return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def summary(records):
@@ -381,7 +409,7 @@ def plan(pending, guess, budget_min):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("numbers", nargs="*", help="session numbers (default: all)")
-    parser.add_argument("--budget-min", type=float, default=9.5)
+    parser.add_argument("--budget-min", type=float, default=9.0)
     parser.add_argument(
         "--timeout-min", type=float, help="per notebook (default: budget)"
     )
