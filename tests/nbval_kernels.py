@@ -23,6 +23,8 @@ def _book_jit_registry():
 
     registry = types.ModuleType("__book_jit__")
     registry.created = []
+    registry.seen = {}  # id -> function: each function once (the interpreter makes a
+    # JITFunction of a kernel's function again to name its file and line)
 
     def take():
         found, registry.created[:] = list(registry.created), []
@@ -34,8 +36,10 @@ def _book_jit_registry():
             __original(self, fn, *args, **kwargs)
             code = getattr(fn, "__code__", None)
             where = code.co_filename if code else ""
-            if not re.search(r"[/\\](site|dist)-packages[/\\]", where):
-                registry.created.append(getattr(fn, "__name__", "?"))
+            if id(fn) in registry.seen or re.search(r"[/\\](site|dist)-packages[/\\]", where):
+                return
+            registry.seen[id(fn)] = fn
+            registry.created.append(getattr(fn, "__name__", "?"))
         cls.__init__ = init
     sys.modules["__book_jit__"] = registry
 
