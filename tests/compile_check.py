@@ -43,6 +43,7 @@ tiers one after another, each in a fresh namespace.
 
 import argparse
 import ast
+import concurrent.futures
 import contextlib
 import datetime
 import hashlib
@@ -570,22 +571,51 @@ def provenance():
     }
 
 
-def check(notebook, arches, full):
-    """Run the tiers in a process of their own; return (records, failures)."""
+def jobs():
+    """Processes to compile in at once: BOOK_COMPILE_JOBS, or half the CPUs (pytest-xdist
+    runs two notebooks at once)."""
+    return int(os.environ.get("BOOK_COMPILE_JOBS", 0)) or max(
+        1, (os.cpu_count() or 2) // 2
+    )
+
+
+def check(notebook, arches, full, processes=None):
+    """Compile the notebook for `arches`, the tiers shared among `processes` processes (each
+    tier in a fresh namespace), then judge the branches over all of them: (records,
+    failures)."""
     if not might_have_kernels(json.loads(pathlib.Path(notebook).read_text())):
-        return [], []  # no Triton at all: nothing to start a process for
-    cmd = [sys.executable, __file__, str(notebook), "--json", "-"]
-    cmd += [f"--tier={arch}" for arch in arches] + (["--full"] if full else [])
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    try:
-        result = json.loads(done.stdout.splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
-        return [], [f"{notebook} {arches}: the check itself failed:\n{done.stderr}"]
-    return result["records"], result["failures"]
+        return [], []  # no kernel can be made: nothing to start a process for
+    processes = min(processes or jobs(), len(arches))
+    groups = [arches[i::processes] for i in range(processes)]
+    running = []
+    for group in groups:
+        cmd = [sys.executable, __file__, str(notebook), "--json", "-"]
+        cmd += [f"--tier={arch}" for arch in group] + (["--full"] if full else [])
+        pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        running.append((group, subprocess.Popen(cmd, **pipes)))
+    records, failures, kernels, visited = [], [], {}, {}
+    for group, proc in running:
+        out, err = proc.communicate()
+        try:
+            result = json.loads(out.splitlines()[-1])
+        except (IndexError, json.JSONDecodeError):
+            failures.append(f"{notebook} {group}: the check itself failed:\n{err}")
+            continue
+        records += result["records"]
+        failures += result["failures"]
+        kernels.update(result["kernels"])
+        for key, nodes in result["visited"].items():
+            visited.setdefault(key, set()).update(tuple(n) for n in nodes)
+    order = {arch: i for i, arch in enumerate(TIERS)}
+    records.sort(key=lambda r: order[r["arch"]])
+    crashed = any("the check itself failed" in f for f in failures)
+    if set(arches) == set(TIERS) and not crashed:
+        failures += uncompiled_branches(pathlib.Path(notebook).stem, kernels, visited)
+    return records, failures
 
 
 def check_tiers(notebook, arches, full):
-    """In this process: every tier of `arches`, then the branch rule over all of them."""
+    """In this process: every tier of `arches`, one after another."""
     records, failures, kernels, visited = [], [], {}, {}
     for arch in arches:  # each in a fresh namespace
         found = run(notebook, arch, full)
@@ -593,10 +623,13 @@ def check_tiers(notebook, arches, full):
         failures += found[1]
         kernels.update(found[2])
         for key, nodes in found[3].items():
-            visited.setdefault(key, set()).update(tuple(n) for n in nodes)
-    if set(arches) == set(TIERS):
-        failures += uncompiled_branches(pathlib.Path(notebook).stem, kernels, visited)
-    return records, failures
+            visited.setdefault(key, []).extend(nodes)
+    return {
+        "records": records,
+        "failures": failures,
+        "kernels": kernels,
+        "visited": visited,
+    }
 
 
 def table(records):
@@ -628,16 +661,21 @@ def main(argv=None):
     arches = args.tier or list(TIERS)
     full = args.full or args.refresh_allowlist
     if args.json:
-        records, failures = check_tiers(args.notebooks[0], arches, full)
-        print(json.dumps({"records": records, "failures": failures}))
+        print(json.dumps(check_tiers(args.notebooks[0], arches, full)))
         return 0
     if set(arches) != set(TIERS):
         print("(the branch rule needs every tier: not judged for --tier", *arches, ")")
     bad, everything = False, []
-    for notebook in args.notebooks:
-        records, failures = check(notebook, arches, full)
+    # notebooks at once, each with its tiers in `per` processes: about jobs() x 2 in all
+    per = min(len(arches), jobs())
+    pool = concurrent.futures.ThreadPoolExecutor(max(1, 2 * jobs() // per))
+    found = pool.map(lambda nb: check(nb, arches, full, per), args.notebooks)
+    for notebook, (records, failures) in zip(args.notebooks, found):  # in order
         everything += records
-        print(f"{notebook}: {len(records)} compilations, {len(failures)} failures")
+        print(
+            f"{notebook}: {len(records)} compilations, {len(failures)} failures",
+            flush=True,
+        )
         if records:
             print(table(records))
         print("\n".join(failures))
@@ -649,6 +687,7 @@ def main(argv=None):
         if args.refresh_allowlist:  # spills with a reason are no failure once written
             failures = [f for f in failures if " spills " not in f or "allowed;" not in f]
         bad |= bool(failures)
+    pool.shutdown()
     if args.refresh_allowlist:
         from compile_allowlist import refresh
 
