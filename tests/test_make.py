@@ -63,3 +63,24 @@ def test_check_env_names_what_a_bare_interpreter_lacks(tmp_path):
         "lacks: torch, triton" in result.stdout and "pip install torch" in result.stdout
     )
     assert not (folder / ".venv").exists()
+
+
+def test_gpu_run_builds_no_venv():
+    """A lent GPU machine has torch and Triton in its python3 and no network: make gpu-run
+    uses that (or BOOK_PYTHON) and creates nothing."""
+    plan = make("-n", "gpu-run", "NB=08").stdout
+    assert "-m venv" not in plan and "pip install" not in plan, plan
+    assert "python3 tools/gpu_run.py" in plan and plan.strip().endswith("08"), plan
+    plan = make("-n", "gpu-run", f"BOOK_PYTHON={sys.executable}").stdout
+    assert f"{sys.executable} tools/gpu_run.py" in plan and "-m venv" not in plan, plan
+
+
+def test_compile_refresh_covers_three_tritons():
+    plan = make("-n", "compile-refresh").stdout
+    for python in (
+        ".venv/bin/python",
+        ".venv-floor/bin/python",
+        ".venv-newest/bin/python",
+    ):
+        assert python in plan, plan
+    assert "--refresh-allowlist" in plan and "--report figures/compile" in plan, plan

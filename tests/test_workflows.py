@@ -35,7 +35,8 @@ def test_cpu_job_runs_make_test():
 
 def test_gpu_job_runs_make_test_on_self_hosted_gpu_runner():
     job = workflow("gpu.yml")["gpu"]
-    assert {"self-hosted", "gpu"} <= set(job["runs-on"]) and "make test" in commands(job)
+    assert {"self-hosted", "gpu"} <= set(job["runs-on"])
+    assert any(c.startswith("make test") for c in commands(job))
 
 
 def test_site_job_builds_and_publishes():
@@ -64,3 +65,22 @@ def test_cpu_workflow_runs_every_seed_and_both_version_environments():
     assert any(c.startswith("make version-test") for c in commands(versions))
     for name in versions["strategy"]["matrix"]["versions"]:
         assert (ROOT / "tests" / "versions" / f"{name}.txt").exists(), name
+
+
+def test_gpu_job_runs_one_notebook_at_a_time():
+    """Two notebooks benchmarking on one GPU at once would time each other's kernels."""
+    job = workflow("gpu.yml")["gpu"]
+    runs = [c for c in commands(job) if c.startswith("make test")]
+    assert runs and all(
+        "XDIST=" in c and "-n" not in c.replace("XDIST=", "") for c in runs
+    )
+
+
+def test_cpu_job_checks_the_compile_matrix_on_three_tritons():
+    job = workflow("ci.yml")["cpu"]
+    assert "make compile-check-full" in commands(job)
+    assert any(c.startswith("make compile-check-versions") for c in commands(job))
+    versions = str(
+        next(s for s in job["steps"] if "setup-python" in s.get("uses", ""))["with"]
+    )
+    assert "3.13" in versions, "the floor's and the newest environments use Python 3.13"

@@ -10,7 +10,9 @@
 - Each session page opens with links to its deck and its Colab copy; `` {deck}`sessions/NN` ``
   links a deck from any page (the sessions table uses it).
 - ``{book-status}``: per notebook, its last execution on this build (when, how long, passed or
-  not, on which device), and every committed GPU result with the device it was measured on.
+  not, on which device); every committed GPU result with the device it was measured on and its
+  headline numbers (`results["headline"]`); and every GPU run of tools/gpu_run.py
+  (figures/runs/<device>/NN_name.json: tier, driver, minutes, result, headline numbers).
 """
 
 import datetime
@@ -224,11 +226,31 @@ def execution_rows(app, docname):
     return rows
 
 
+def headline_text(headline):
+    """A figure's or a run's headline numbers, {name: number} (or {figure: {name: number}}),
+    as one line: "fwd_over_flash: 1.12; bwd_over_flash: 0.93"."""
+    if not isinstance(headline, dict):
+        return "–"
+    flat = {}
+    for key, value in headline.items():
+        if isinstance(value, dict):
+            flat.update(value)
+        else:
+            flat[key] = value
+    parts = [
+        f"{k}: {v:.3g}" if isinstance(v, (int, float)) else f"{k}: {v}"
+        for k, v in flat.items()
+    ]
+    return "; ".join(parts) or "–"
+
+
 def result_rows():
     rows = []
-    # notebooks' folders only: compile/ holds compile reports (no GPU ran them)
+    # notebooks' folders only: compile/ holds compile reports (no GPU ran them), runs/ the
+    # GPU runs' records (gpu_rows)
     for path in sorted((ROOT / "figures").glob("[0-9]*/*.json")):
-        prov = json.loads(path.read_text()).get("provenance", {})
+        record = json.loads(path.read_text())
+        prov, results = record.get("provenance", {}), record.get("results")
         rows.append(
             [
                 str(path.relative_to(ROOT)),
@@ -236,6 +258,32 @@ def result_rows():
                 prov.get("tier", "–"),
                 f"torch {prov.get('torch')}, triton {prov.get('triton')}",
                 str(prov.get("date", ""))[:10],
+                headline_text(
+                    results.get("headline") if isinstance(results, dict) else None
+                ),
+            ]
+        )
+    return rows
+
+
+def gpu_rows():
+    """The records of tools/gpu_run.py (figures/runs/<device>/NN_name.json): one row per
+    notebook and device, with its headline numbers."""
+    rows = []
+    for path in sorted((ROOT / "figures" / "runs").glob("*/[0-9]*.json")):
+        r = json.loads(path.read_text())
+        status = r.get("status", "pass" if r.get("passed") else "fail")
+        rows.append(
+            [
+                r.get("notebook", path.stem),
+                r.get("device") or path.parent.name,
+                r.get("tier") or "–",
+                f"driver {r.get('driver') or '–'}, torch {r.get('torch')},"
+                f" triton {r.get('triton')}",
+                str(r.get("date", ""))[:10],
+                f"{r.get('minutes', 0):.1f}",
+                status,
+                headline_text(r.get("headline")),
             ]
         )
     return rows
@@ -258,10 +306,21 @@ class StatusTransform(SphinxPostTransform):
             results = result_rows()
             if results:
                 header = ["Committed GPU result", "Device", "Tier", "Versions", "Date"]
-                tables.append(_table(header, results))
+                tables.append(_table(header + ["Headline"], results))
             else:
                 tables.append(
                     nodes.paragraph(text="No GPU result is committed under figures/ yet.")
+                )
+            runs = gpu_rows()
+            if runs:
+                header = ["GPU run", "Device", "Tier", "Versions", "Date", "Minutes"]
+                tables.append(_table(header + ["Result", "Headline"], runs))
+            else:
+                tables.append(
+                    nodes.paragraph(
+                        text="No GPU run of tools/gpu_run.py is recorded under"
+                        " figures/runs/ yet."
+                    )
                 )
             node.replace_self(tables)
 
