@@ -15,7 +15,10 @@ metadata:
   that makes the slide's point, with a line that says the whole cell is on the page. A code
   cell longer than CODE_LINES lines needs one (tests/test_conventions.py);
 - a text output longer than OUTPUT_LINES lines shows its first and last lines around an
-  elision line (`"deck": {"output_lines": n}` sets another count for a cell);
+  elision line (`"deck": {"output_lines": n}` sets another count for a cell); consecutive
+  prints are one output; a Markdown output (a table) keeps its first lines;
+- `"deck": {"outputs": n}` shows a cell's first n outputs (e.g. one GPU's table of several)
+  and a line that says the others are on the page;
 - `answer` cells (worked answers) are a sub-slide below their question.
 
 `book_site.py` builds every session's deck with `deck_html` when the site is built; this
@@ -83,15 +86,56 @@ def shorten(text, keep):
     return "\n".join([*lines[:head], gap, *lines[len(lines) - tail :]]) + "\n"
 
 
+def shorten_markdown(text, keep):
+    """A long Markdown output (tables): its first `keep` lines, then a paragraph that says how
+    many are left out (a table cut after a row is still a table)."""
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) <= keep:
+        return text
+    gap = f"*... {len(lines) - keep} more lines: the whole output is on the page*"
+    return "\n".join([*lines[:keep], "", gap]) + "\n"
+
+
 def shorten_output(out, keep):
     out = copy.deepcopy(out)
     if out.get("output_type") == "stream":
         out["text"] = shorten("".join(out["text"]), keep)
     elif "data" in out:
-        for mime in ("text/plain", "text/markdown"):
-            if mime in out["data"]:
-                out["data"][mime] = shorten("".join(out["data"][mime]), keep)
+        if "text/plain" in out["data"]:
+            out["data"]["text/plain"] = shorten("".join(out["data"]["text/plain"]), keep)
+        if "text/markdown" in out["data"]:
+            markdown = "".join(out["data"]["text/markdown"])
+            out["data"]["text/markdown"] = shorten_markdown(markdown, keep)
     return out
+
+
+def joined_streams(outputs):
+    """Consecutive outputs to the same stream as one (each print of a loop is its own output
+    in an executed notebook; shortened one by one, none would be cut)."""
+    joined = []
+    for out in outputs:
+        last = joined[-1] if joined else {}
+        same = out.get("output_type") == last.get("output_type") == "stream"
+        if same and out.get("name") == last.get("name"):
+            last["text"] = "".join(last["text"]) + "".join(out["text"])
+        else:
+            joined.append(copy.deepcopy(out))
+    return joined
+
+
+def shown_outputs(outputs, deck):
+    """What a slide shows of a cell's outputs (module docstring)."""
+    outputs = joined_streams(outputs)
+    count = deck.get("outputs", len(outputs))
+    if count < len(outputs):
+        left = len(outputs) - count
+        note = f"... {left} more output{'s' * (left > 1)}: on the page\n"
+        outputs = [
+            *outputs[:count],
+            {"output_type": "stream", "name": "stdout", "text": note},
+        ]
+    keep = deck.get("output_lines", OUTPUT_LINES)
+    return [shorten_output(o, keep) for o in outputs]
 
 
 def deck_cells(nb):
@@ -113,8 +157,7 @@ def deck_cells(nb):
         if cell["cell_type"] == "code":
             if "from" in deck:
                 cell["source"] = excerpt(source(cell), deck["from"], deck["lines"])
-            keep = deck.get("output_lines", OUTPUT_LINES)
-            cell["outputs"] = [shorten_output(o, keep) for o in cell.get("outputs", [])]
+            cell["outputs"] = shown_outputs(cell.get("outputs", []), deck)
         cells.append(cell)
     nb["cells"] = cells
     return nb
@@ -249,6 +292,7 @@ def main(argv=None):
     failed = 0
     try:
         page = chromium.new_page(viewport={"width": 1280, "height": 720})
+        page.set_default_timeout(180_000)  # a busy machine loads a long deck slowly
         for deck in decks:
             page.goto(f"http://127.0.0.1:{httpd.server_port}/slides/{deck.name}")
             found = measure(page)
