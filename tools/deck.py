@@ -19,7 +19,8 @@ metadata:
   prints are one output; a Markdown output (a table) keeps its first lines;
 - `"deck": {"outputs": n}` shows a cell's first n outputs (e.g. one GPU's table of several)
   and a line that says the others are on the page;
-- `answer` cells (worked answers) are a sub-slide below their question.
+- `answer` cells (worked answers) are a sub-slide below their question;
+- the `## References` slide shows its heading, and the list of works is its speaker notes.
 
 `book_site.py` builds every session's deck with `deck_html` when the site is built; this
 script builds decks outside the site (with their scripts beside them) and, with --measure,
@@ -138,6 +139,11 @@ def shown_outputs(outputs, deck):
     return [shorten_output(o, keep) for o in outputs]
 
 
+def note_cell(cell_id):
+    notes = {"slideshow": {"slide_type": "notes"}}
+    return {"cell_type": "markdown", "id": cell_id, "metadata": notes}
+
+
 def deck_cells(nb):
     """The notebook (a dict) as its deck shows it (module docstring), as a new dict."""
     nb = copy.deepcopy(nb)
@@ -150,9 +156,16 @@ def deck_cells(nb):
             cell["source"] = shown
             cells.append(cell)
             if said:
-                notes = {"slideshow": {"slide_type": "notes"}}
-                note = {"cell_type": "markdown", "id": "title-notes", "metadata": notes}
-                cells.append({**note, "source": said})
+                cells.append({**note_cell("title-notes"), "source": said})
+            continue
+        heading, _, rest = source(cell).partition("\n")
+        if (
+            cell["cell_type"] == "markdown"
+            and heading == "## References"
+            and rest.strip()
+        ):
+            cell["source"] = heading  # the list of works: in the notes, and on the page
+            cells += [cell, {**note_cell("references-notes"), "source": rest.strip()}]
             continue
         if cell["cell_type"] == "code":
             if "from" in deck:
