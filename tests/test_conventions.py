@@ -365,10 +365,11 @@ def test_long_code_shows_an_excerpt_on_its_slide(nb, notebook):
 
     for i, cell in enumerate(code_cells(nb)[3:], 3):
         text = source(cell)
-        if len(text.splitlines()) <= CODE_LINES:
-            continue
         deck = cell["metadata"].get("deck", {})
         where = f"{notebook.name}, code cell {i} ({len(text.splitlines())} lines)"
+        if len(text.splitlines()) <= CODE_LINES:  # an excerpt, if any, must still anchor
+            assert deck.get("from", "") in text, f"{where}: no line has {deck['from']!r}"
+            continue
         assert "from" in deck and deck.get("lines", 99) <= CODE_LINES, (
             f"{where}: give it metadata deck: {{from: ..., lines: <= {CODE_LINES}}}"
         )
